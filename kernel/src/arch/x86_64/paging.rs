@@ -1,0 +1,156 @@
+//! Page tables. The bootloader maps all physical memory at a dynamic offset;
+//! Vigil edits the active tables through that mapping (an `OffsetPageTable`)
+//! to map stacks with unmapped guard pages below them, in a PML4 slot the
+//! bootloader left empty, and keeps a registry of those guard pages so a fault
+//! on one is reported by name.
+
+use crate::memory::frames::{FRAME_BYTES, FRAMES};
+use alloc::vec::Vec;
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Mutex;
+use x86_64::registers::control::Cr3;
+use x86_64::structures::paging::{
+    Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, Size4KiB,
+};
+use x86_64::{PhysAddr, VirtAddr};
+
+static PHYS_OFFSET: AtomicU64 = AtomicU64::new(0);
+
+struct Kva {
+    mapper: OffsetPageTable<'static>,
+    /// Next free virtual address in Vigil's own PML4 slot.
+    next: u64,
+    end: u64,
+}
+
+static KVA: Mutex<Option<Kva>> = Mutex::new(None);
+
+/// A guard page and what it guards.
+#[derive(Debug, Clone)]
+struct Guard {
+    page_start: u64,
+    owner: GuardOwner,
+}
+
+/// What a guard page protects, e.g. ("core", 3) for core 3's stack.
+#[derive(Debug, Clone, Copy)]
+pub struct GuardOwner {
+    /// Kind of stack ("core stack", "task stack", "test stack").
+    pub what: &'static str,
+    /// Core index or task id.
+    pub index: usize,
+}
+
+static GUARDS: Mutex<Vec<Guard>> = Mutex::new(Vec::new());
+
+/// A stack mapped by [`map_stack`]: `[bottom, top)` is mapped, the page
+/// below `bottom` is not.
+#[derive(Debug, Clone, Copy)]
+pub struct MappedStack {
+    /// Lowest mapped address.
+    pub bottom: VirtAddr,
+    /// One past the highest mapped address (the initial stack pointer).
+    pub top: VirtAddr,
+    /// Start of the unmapped guard page.
+    pub guard: VirtAddr,
+}
+
+/// Translates a physical address through the bootloader's full mapping.
+pub fn phys_to_virt(phys: PhysAddr) -> VirtAddr {
+    VirtAddr::new(PHYS_OFFSET.load(Ordering::Relaxed) + phys.as_u64())
+}
+
+/// Records the physical-memory offset and claims an empty PML4 slot.
+/// Must run once, on the bootstrap core, before the heap is used for stacks.
+pub fn init(phys_offset: u64) {
+    PHYS_OFFSET.store(phys_offset, Ordering::Relaxed);
+    let (pml4_frame, _) = Cr3::read();
+    let pml4_virt = phys_to_virt(pml4_frame.start_address());
+    // SAFETY: CR3 names the active PML4, which the bootloader mapped (like all
+    // physical memory) at `phys_offset`; from here on only this module edits
+    // the page tables, always under the KVA lock.
+    let pml4: &'static mut PageTable = unsafe { &mut *pml4_virt.as_mut_ptr() };
+    // Use the highest empty slot in the lower half of the kernel's view that
+    // is not slot 0 (the trampoline's identity map lives there).
+    let slot = (1..256)
+        .rev()
+        .find(|&i| pml4[i].is_unused())
+        .expect("no free PML4 slot");
+    let base = (slot as u64) << 39;
+    // SAFETY: as above; `phys_offset` maps all physical memory.
+    let mapper = unsafe { OffsetPageTable::new(pml4, VirtAddr::new(phys_offset)) };
+    *KVA.lock() = Some(Kva {
+        mapper,
+        next: base,
+        end: base + (1 << 39),
+    });
+}
+
+/// Maps a fresh stack of `bytes` (rounded to pages) with an unmapped guard
+/// page below it, and records the guard as protecting `owner`.
+pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
+    let pages = bytes.div_ceil(FRAME_BYTES);
+    let mut kva = KVA.lock();
+    let kva = kva.as_mut().expect("paging::init not called");
+    let guard = kva.next;
+    let bottom = guard + FRAME_BYTES;
+    let top = bottom + pages * FRAME_BYTES;
+    assert!(top <= kva.end, "kernel virtual area exhausted");
+    kva.next = top;
+    let flags = PageTableFlags::PRESENT | PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE;
+    let mut frames = FRAMES.lock();
+    for i in 0..pages {
+        let page = Page::<Size4KiB>::containing_address(VirtAddr::new(bottom + i * FRAME_BYTES));
+        let frame = x86_64::structures::paging::FrameAllocator::allocate_frame(&mut *frames)
+            .expect("out of physical memory for a stack");
+        // SAFETY: `page` is in Vigil's own PML4 slot, handed out once by the
+        // bump pointer above, so it aliases nothing; `frame` is fresh.
+        unsafe { kva.mapper.map_to(page, frame, flags, &mut *frames) }
+            .expect("stack page already mapped")
+            .flush();
+    }
+    GUARDS.lock().push(Guard {
+        page_start: guard,
+        owner,
+    });
+    MappedStack {
+        bottom: VirtAddr::new(bottom),
+        top: VirtAddr::new(top),
+        guard: VirtAddr::new(guard),
+    }
+}
+
+/// Describes `address` if it lies in a registered guard page (for fault
+/// reports); empty otherwise. Never blocks and never allocates: a fault taken
+/// while the registry is locked just reports nothing extra.
+pub fn describe_guard(address: u64) -> GuardDescription {
+    let page = address & !(FRAME_BYTES - 1);
+    let label = GUARDS.try_lock().and_then(|guards| {
+        guards
+            .iter()
+            .find(|g| g.page_start == page)
+            .map(|g| g.owner)
+    });
+    GuardDescription(label)
+}
+
+/// Display form of [`describe_guard`].
+#[derive(Debug)]
+pub struct GuardDescription(Option<GuardOwner>);
+
+impl GuardDescription {
+    /// Whether the address was in a registered guard page.
+    pub fn is_guard(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl fmt::Display for GuardDescription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(owner) => write!(f, ": guard page of {} {}", owner.what, owner.index),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The in-kernel test suite (`mode=test`): a runner and the test cases,
+//! grouped by what they check.
+pub mod registry;
+pub mod runner;
+
+mod fault_tests;
+mod heap_tests;
+mod params_tests;
+mod platform_tests;

@@ -1,0 +1,21 @@
+//! Every in-kernel test, in the order they run.
+
+use super::runner::TestCase;
+use super::{fault_tests, heap_tests, params_tests, platform_tests};
+
+/// The whole suite.
+pub static ALL: &[TestCase] = &[
+    heap_tests::MANY_SIZES,
+    heap_tests::ALIGNMENTS,
+    heap_tests::INTERLEAVED_FREES,
+    heap_tests::LARGE_BLOCK,
+    params_tests::DEFAULTS,
+    params_tests::FULL_LINE,
+    params_tests::REJECTS_BAD_LINES,
+    fault_tests::GUARD_PAGE_FAULT_REPORTED,
+    fault_tests::BREAKPOINT_RESUMES,
+    platform_tests::PIC_MASKED,
+    platform_tests::FW_CFG_CARRIES_PARAMS,
+    platform_tests::DOUBLE_FAULT_IST,
+    platform_tests::CONSOLE_PREFIX,
+];

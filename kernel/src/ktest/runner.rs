@@ -1,0 +1,81 @@
+//! Runs registered test cases one after another, printing
+//! `test <name> ... ok|FAILED` for each and a closing `N passed, M failed`.
+//! A panic or CPU exception inside a test is reported with the test's name
+//! (see `exit::fail`) and ends the run as a failure.
+
+use super::registry;
+use crate::println;
+use alloc::string::String;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// A test's verdict: `Err` carries what went wrong.
+pub type TestResult = Result<(), String>;
+
+/// One registered test.
+#[derive(Debug, Clone, Copy)]
+pub struct TestCase {
+    /// Unique name, `area::what`.
+    pub name: &'static str,
+    /// The test body.
+    pub run: fn() -> TestResult,
+}
+
+/// What a suite run counted.
+#[derive(Debug, Clone, Copy)]
+pub struct SuiteOutcome {
+    /// Tests that returned `Ok`.
+    pub passed: usize,
+    /// Tests that returned `Err`.
+    pub failed: usize,
+}
+
+/// Index + 1 into the registry of the running test (0: none). Relaxed: read
+/// only by the core running the test, or on a fatal path where it is advisory.
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+
+/// Name of the test currently running, if any.
+pub fn current_test() -> Option<&'static str> {
+    let index = CURRENT.load(Ordering::Relaxed);
+    index
+        .checked_sub(1)
+        .and_then(|i| registry::ALL.get(i))
+        .map(|t| t.name)
+}
+
+/// Runs every test whose name contains `filter` (all if `None`).
+pub fn run_suite(filter: Option<&str>) -> SuiteOutcome {
+    let selected = registry::ALL
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| filter.is_none_or(|f| t.name.contains(f)));
+    let mut outcome = SuiteOutcome {
+        passed: 0,
+        failed: 0,
+    };
+    for (index, test) in selected {
+        CURRENT.store(index + 1, Ordering::Relaxed);
+        match (test.run)() {
+            Ok(()) => {
+                println!("test {} ... ok", test.name);
+                outcome.passed += 1;
+            }
+            Err(why) => {
+                println!("test {} ... FAILED: {why}", test.name);
+                outcome.failed += 1;
+            }
+        }
+        CURRENT.store(0, Ordering::Relaxed);
+    }
+    println!("{} passed, {} failed", outcome.passed, outcome.failed);
+    outcome
+}
+
+/// Fails the test with a message naming the source line unless `cond` holds.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(alloc::format!("{}:{}: {}", file!(), line!(), format_args!($($fmt)+)));
+        }
+    };
+}

@@ -1,0 +1,2 @@
+//! Physical memory: the frame allocator over the bootloader's memory map.
+pub mod frames;

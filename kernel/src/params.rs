@@ -1,0 +1,237 @@
+//! Kernel boot parameters.
+//!
+//! Carrier: QEMU fw_cfg file `opt/vigil/cmdline` (xtask passes
+//! `-fw_cfg name=opt/vigil/cmdline,string=...`), so one image runs any
+//! configuration without a rebuild. Format: space-separated `key=value`
+//! tokens. Every key may appear at most once; an unknown key, a token without
+//! `=`, or a value out of range is an error that the kernel prints and exits
+//! on with [`ExitCode::BadParameter`](crate::exit::ExitCode::BadParameter).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use core::fmt;
+
+/// Name of the fw_cfg file that carries the parameters.
+pub const FW_CFG_FILE: &str = "opt/vigil/cmdline";
+
+/// What the kernel does after boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Run the selected workload and print statistics.
+    Run,
+    /// Run the in-kernel test suite.
+    Test,
+}
+
+/// Fault injected on purpose, so the harness can prove it detects each kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// No fault.
+    None,
+    /// `panic!` on the bootstrap core.
+    Panic,
+    /// Load an empty IDT and raise an exception: a triple fault.
+    TripleFault,
+    /// Stop making progress forever (interrupts off, halted).
+    Hang,
+    /// Touch an unmapped guard page.
+    PageFault,
+}
+
+/// The workload run in [`Mode::Run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// Boot, report, exit.
+    None,
+}
+
+/// The wake policy the protocol runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyParam {
+    /// The Running/Halting/Halted/DontSleep state machine (default).
+    StateMachine,
+    /// Every cross-core notify sends an IPI (the seed-004 revert).
+    AlwaysIpi,
+    /// The seed-004 bug, kept as a fault-injection fixture.
+    RacyFlag,
+}
+
+/// All boot parameters, with their defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootParams {
+    /// `mode=run|test` (default `run`).
+    pub mode: Mode,
+    /// `test=SUBSTRING`: run only tests whose name contains it.
+    pub test_filter: Option<String>,
+    /// `fault=none|panic|triple-fault|hang|page-fault` (default `none`).
+    pub fault: Fault,
+    /// `workload=none` (default `none`).
+    pub workload: Workload,
+    /// `size=N`: grid side for grid workloads (4..=4096, default 64).
+    pub size: u32,
+    /// `iterations=N` (1..=10_000_000, default 1000).
+    pub iterations: u32,
+    /// `policy=state-machine|always-ipi|racy-flag` (default `state-machine`).
+    pub policy: PolicyParam,
+    /// `seed=N` (decimal or 0x-hex u64; default 1).
+    pub seed: u64,
+}
+
+impl Default for BootParams {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Run,
+            test_filter: None,
+            fault: Fault::None,
+            workload: Workload::None,
+            size: 64,
+            iterations: 1000,
+            policy: PolicyParam::StateMachine,
+            seed: 1,
+        }
+    }
+}
+
+/// Why the parameter line was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamError {
+    /// A token has no `=`.
+    MissingEquals(String),
+    /// A key nobody knows.
+    UnknownKey(String),
+    /// A key given twice.
+    Duplicate(String),
+    /// A value outside what the key accepts.
+    BadValue {
+        /// The key.
+        key: &'static str,
+        /// The rejected value.
+        value: String,
+        /// What the key accepts.
+        expected: String,
+    },
+}
+
+const KEYS: [&str; 8] = [
+    "mode",
+    "test",
+    "fault",
+    "workload",
+    "size",
+    "iterations",
+    "policy",
+    "seed",
+];
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingEquals(token) => write!(f, "`{token}` is not of the form key=value"),
+            Self::UnknownKey(key) => {
+                write!(f, "unknown key `{key}` (known keys: {})", KEYS.join(", "))
+            }
+            Self::Duplicate(key) => write!(f, "key `{key}` given more than once"),
+            Self::BadValue {
+                key,
+                value,
+                expected,
+            } => {
+                write!(f, "`{key}={value}`: expected {expected}")
+            }
+        }
+    }
+}
+
+fn choice<T: Copy>(key: &'static str, value: &str, table: &[(&str, T)]) -> Result<T, ParamError> {
+    table
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: alloc::vec::Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            ParamError::BadValue {
+                key,
+                value: value.to_string(),
+                expected: format!("one of {}", names.join("|")),
+            }
+        })
+}
+
+fn number(key: &'static str, value: &str, min: u64, max: u64) -> Result<u64, ParamError> {
+    let parsed = match value.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => value.parse::<u64>(),
+    };
+    match parsed {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(ParamError::BadValue {
+            key,
+            value: value.to_string(),
+            expected: format!("an integer in {min}..={max}"),
+        }),
+    }
+}
+
+/// Parses a parameter line. Whitespace separates tokens; an empty line gives
+/// the defaults.
+pub fn parse(line: &str) -> Result<BootParams, ParamError> {
+    let mut params = BootParams::default();
+    let mut seen = [false; KEYS.len()];
+    for token in line.split_whitespace() {
+        let (key, value) = token
+            .split_once('=')
+            .ok_or_else(|| ParamError::MissingEquals(token.to_string()))?;
+        let slot = KEYS
+            .iter()
+            .position(|k| *k == key)
+            .ok_or_else(|| ParamError::UnknownKey(key.to_string()))?;
+        if core::mem::replace(&mut seen[slot], true) {
+            return Err(ParamError::Duplicate(key.to_string()));
+        }
+        match KEYS[slot] {
+            "mode" => {
+                params.mode = choice("mode", value, &[("run", Mode::Run), ("test", Mode::Test)])?
+            }
+            "test" => {
+                if value.is_empty() {
+                    return Err(ParamError::BadValue {
+                        key: "test",
+                        value: String::new(),
+                        expected: "a non-empty test-name substring".to_string(),
+                    });
+                }
+                params.test_filter = Some(value.to_string());
+            }
+            "fault" => {
+                params.fault = choice(
+                    "fault",
+                    value,
+                    &[
+                        ("none", Fault::None),
+                        ("panic", Fault::Panic),
+                        ("triple-fault", Fault::TripleFault),
+                        ("hang", Fault::Hang),
+                        ("page-fault", Fault::PageFault),
+                    ],
+                )?
+            }
+            "workload" => params.workload = choice("workload", value, &[("none", Workload::None)])?,
+            "size" => params.size = number("size", value, 4, 4096)? as u32,
+            "iterations" => params.iterations = number("iterations", value, 1, 10_000_000)? as u32,
+            "policy" => {
+                params.policy = choice(
+                    "policy",
+                    value,
+                    &[
+                        ("state-machine", PolicyParam::StateMachine),
+                        ("always-ipi", PolicyParam::AlwaysIpi),
+                        ("racy-flag", PolicyParam::RacyFlag),
+                    ],
+                )?
+            }
+            "seed" => params.seed = number("seed", value, 0, u64::MAX)?,
+            other => unreachable!("key `{other}` in KEYS without a parser"),
+        }
+    }
+    Ok(params)
+}

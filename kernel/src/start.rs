@@ -1,0 +1,107 @@
+//! The boot sequence of the bootstrap core.
+
+use crate::arch::{exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic, serial};
+use crate::exit::{ExitCode, exit};
+use crate::params::{self, BootParams, Fault, Mode, Workload};
+use crate::{console, heap, ktest, memory, println};
+use bootloader_api::BootInfo;
+use bootloader_api::config::{BootloaderConfig, Mapping};
+
+const KERNEL_STACK_BYTES: u64 = 256 * 1024;
+
+/// Asks the bootloader to map all physical memory (ACPI tables, the LAPIC
+/// page and the AP trampoline are reached through it).
+pub static BOOTLOADER_CONFIG: BootloaderConfig = {
+    let mut config = BootloaderConfig::new_default();
+    config.mappings.physical_memory = Some(Mapping::Dynamic);
+    config.kernel_stack_size = KERNEL_STACK_BYTES;
+    config
+};
+
+/// Entry point (called by the bootloader on the bootstrap core).
+pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
+    serial::init();
+    console::init();
+    exceptions::load_idt();
+    pic::remap_and_mask();
+    let phys_offset = boot_info
+        .physical_memory_offset
+        .into_option()
+        .expect("bootloader did not map physical memory");
+    paging::init(phys_offset);
+    memory::frames::init(&boot_info.memory_regions);
+    let heap_bytes = heap::init();
+    gdt::init_this_core();
+
+    let params = load_params();
+    println!(
+        "Vigil {} booted: heap {} MiB, mode {:?}, policy {:?}, seed {}",
+        env!("CARGO_PKG_VERSION"),
+        heap_bytes >> 20,
+        params.mode,
+        params.policy,
+        params.seed
+    );
+    inject(params.fault);
+    match params.mode {
+        Mode::Test => {
+            let outcome = ktest::runner::run_suite(params.test_filter.as_deref());
+            exit(if outcome.failed == 0 {
+                ExitCode::Success
+            } else {
+                ExitCode::Failed
+            })
+        }
+        Mode::Run => match params.workload {
+            Workload::None => {
+                println!("vigil: no workload selected; done");
+                exit(ExitCode::Success)
+            }
+        },
+    }
+}
+
+/// Reads and parses the boot parameters; a bad line ends the run with
+/// [`ExitCode::BadParameter`] after saying exactly what is wrong.
+fn load_params() -> BootParams {
+    let line = match fw_cfg::read_file(params::FW_CFG_FILE) {
+        Ok(Some(line)) => line,
+        Ok(None) | Err(fw_cfg::FwCfgError::NoDevice) => alloc::string::String::new(),
+        Err(err) => {
+            println!(
+                "bad boot parameter: cannot read fw_cfg {}: {err:?}",
+                params::FW_CFG_FILE
+            );
+            exit(ExitCode::BadParameter)
+        }
+    };
+    match params::parse(&line) {
+        Ok(parsed) => {
+            println!("boot parameters: `{}`", line.trim());
+            parsed
+        }
+        Err(err) => {
+            println!("bad boot parameter: {err}");
+            exit(ExitCode::BadParameter)
+        }
+    }
+}
+
+fn inject(fault: Fault) {
+    match fault {
+        Fault::None => {}
+        Fault::Panic => panic!("injected fault (fault=panic)"),
+        Fault::TripleFault => {
+            println!("injecting a triple fault");
+            fault_injection::triple_fault()
+        }
+        Fault::Hang => {
+            println!("injecting a hang");
+            halt::halt_forever()
+        }
+        Fault::PageFault => {
+            println!("injecting a page fault on a guard page");
+            fault_injection::guard_page_read()
+        }
+    }
+}
