@@ -1,0 +1,138 @@
+//! BIOS and UEFI disk image creation around `bootloader` 0.11.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use bootloader::{BiosBoot, UefiBoot};
+
+/// File name of the BIOS (MBR) image inside an output directory.
+pub const BIOS_IMAGE_NAME: &str = "vigil-bios.img";
+/// File name of the UEFI (GPT) image inside an output directory.
+pub const UEFI_IMAGE_NAME: &str = "vigil-uefi.img";
+
+/// Where [`create_images`] put the two images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImagePaths {
+    /// MBR image for legacy BIOS (SeaBIOS) boot.
+    pub bios: PathBuf,
+    /// GPT image for UEFI (OVMF) boot.
+    pub uefi: PathBuf,
+}
+
+/// Writes a BIOS-bootable disk image for `kernel_elf` to `out_path`.
+///
+/// The image is written to a temporary file next to `out_path` and renamed
+/// into place, so a QEMU that still has the previous image open keeps
+/// reading a consistent file.
+pub fn create_bios_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
+    check_kernel(kernel_elf)?;
+    write_atomically(out_path, |tmp| {
+        BiosBoot::new(kernel_elf)
+            .create_disk_image(tmp)
+            .with_context(|| format!("creating BIOS image from {}", kernel_elf.display()))
+    })
+}
+
+/// Writes a UEFI-bootable disk image for `kernel_elf` to `out_path`
+/// (atomically, like [`create_bios_image`]).
+pub fn create_uefi_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
+    check_kernel(kernel_elf)?;
+    write_atomically(out_path, |tmp| {
+        UefiBoot::new(kernel_elf)
+            .create_disk_image(tmp)
+            .with_context(|| format!("creating UEFI image from {}", kernel_elf.display()))
+    })
+}
+
+/// Writes both images into `out_dir` (created if missing) under the names
+/// [`BIOS_IMAGE_NAME`] and [`UEFI_IMAGE_NAME`].
+pub fn create_images(kernel_elf: &Path, out_dir: &Path) -> Result<ImagePaths> {
+    fs::create_dir_all(out_dir)
+        .with_context(|| format!("creating output directory {}", out_dir.display()))?;
+    let paths = ImagePaths {
+        bios: out_dir.join(BIOS_IMAGE_NAME),
+        uefi: out_dir.join(UEFI_IMAGE_NAME),
+    };
+    create_bios_image(kernel_elf, &paths.bios)?;
+    create_uefi_image(kernel_elf, &paths.uefi)?;
+    Ok(paths)
+}
+
+/// Fails early, with the path in the message, when the kernel is not a
+/// readable ELF file (the bootloader's own error would be less direct).
+fn check_kernel(kernel_elf: &Path) -> Result<()> {
+    let bytes = fs::read(kernel_elf)
+        .with_context(|| format!("reading kernel ELF {}", kernel_elf.display()))?;
+    if bytes.len() < 4 || bytes[..4] != *b"\x7fELF" {
+        bail!("{} is not an ELF file", kernel_elf.display());
+    }
+    Ok(())
+}
+
+/// Runs `write` on a temporary sibling of `out_path`, then renames it over
+/// `out_path`. The temporary file is removed if `write` fails.
+fn write_atomically(out_path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let file_name = out_path
+        .file_name()
+        .with_context(|| format!("{} has no file name", out_path.display()))?;
+    let mut tmp_name = file_name.to_os_string();
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp_path = out_path.with_file_name(tmp_name);
+    let result = write(&tmp_path).and_then(|()| {
+        fs::rename(&tmp_path, out_path)
+            .with_context(|| format!("renaming {} to {}", tmp_path.display(), out_path.display()))
+    });
+    if result.is_err() {
+        // Best effort: the write error is the one worth reporting.
+        let _ = fs::remove_file(&tmp_path);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_kernel_is_reported_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such-kernel");
+        let err = create_bios_image(&missing, &dir.path().join("out.img")).unwrap_err();
+        assert!(format!("{err:#}").contains("no-such-kernel"), "{err:#}");
+        assert!(!dir.path().join("out.img").exists());
+    }
+
+    #[test]
+    fn non_elf_kernel_is_rejected_without_an_image() {
+        let dir = tempfile::tempdir().unwrap();
+        let kernel = dir.path().join("kernel");
+        fs::write(&kernel, b"not an elf").unwrap();
+        let err = create_images(&kernel, &dir.path().join("images")).unwrap_err();
+        assert!(format!("{err:#}").contains("is not an ELF file"), "{err:#}");
+        assert!(!dir.path().join("images").join(BIOS_IMAGE_NAME).exists());
+    }
+
+    #[test]
+    fn failed_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.img");
+        let err = write_atomically(&out, |tmp| {
+            fs::write(tmp, b"partial").unwrap();
+            bail!("simulated failure")
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "simulated failure");
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn successful_write_replaces_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.img");
+        fs::write(&out, b"old").unwrap();
+        write_atomically(&out, |tmp| Ok(fs::write(tmp, b"new")?)).unwrap();
+        assert_eq!(fs::read(&out).unwrap(), b"new");
+    }
+}

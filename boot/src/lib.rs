@@ -1,0 +1,6 @@
+//! Host-side image creation for Vigil: turns the kernel ELF into disk images
+//! that QEMU can boot, using the `bootloader` crate's BIOS and UEFI stages.
+
+mod images;
+
+pub use images::{ImagePaths, create_bios_image, create_images, create_uefi_image};
