@@ -1,0 +1,186 @@
+//! The `cargo xtask` command line: clap definitions and dispatch. Every
+//! argument is validated here, before anything is built; clap's own errors
+//! and ours both exit with status 2.
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::args::{self, Feature, Machine};
+use crate::commands;
+use crate::error::XtaskError;
+use crate::kernel_build::BuildConfig;
+
+/// Vigil's host tasks.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands. Each lives in its own module under `commands/`; `stress`
+/// (many boots hunting lost wakeups) and `bench` (policy comparisons) will
+/// join them there.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build the kernel and its BIOS and UEFI images; print their paths.
+    Build(BuildArgs),
+    /// Build, then boot the kernel under QEMU with the serial port on stdout.
+    Run(RunArgs),
+    /// Run every test: host crates, loom models, the in-kernel suite, QEMU tests.
+    Test(TestArgs),
+}
+
+/// Options shared by everything that builds the kernel.
+#[derive(Debug, Clone, Args)]
+pub struct BuildArgs {
+    /// Build the kernel with optimisations.
+    #[arg(long)]
+    pub release: bool,
+    /// Kernel cargo features (comma-separated or repeated).
+    #[arg(long, value_name = "F", value_delimiter = ',', value_enum)]
+    pub features: Vec<Feature>,
+}
+
+impl BuildArgs {
+    /// The kernel build these options ask for.
+    pub fn build_config(&self) -> BuildConfig {
+        BuildConfig {
+            release: self.release,
+            features: self.features.clone(),
+        }
+    }
+}
+
+/// Options of `cargo xtask run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Kernel build options.
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Number of cores (1..=64).
+    #[arg(long, value_name = "N", default_value_t = crate::qemu::DEFAULT_SMP, value_parser = args::parse_smp)]
+    pub smp: u32,
+    /// Boot the UEFI image under OVMF instead of the BIOS image.
+    #[arg(long)]
+    pub uefi: bool,
+    /// QEMU machine model.
+    #[arg(long, value_enum, default_value_t = Machine::Pc)]
+    pub machine: Machine,
+    /// Kill QEMU and fail after this many seconds.
+    #[arg(long, value_name = "S", default_value_t = crate::qemu::DEFAULT_TIMEOUT_S, value_parser = args::parse_timeout_s)]
+    pub timeout_s: u64,
+    /// Wait for gdb on :1234 before running (disables the timeout).
+    #[arg(long)]
+    pub gdb: bool,
+    /// Kernel boot parameters, `key=value` each (e.g. `workload=laplace size=64`).
+    #[arg(value_name = "KEY=VALUE", value_parser = args::parse_param)]
+    pub params: Vec<String>,
+}
+
+/// Options of `cargo xtask test` (none yet).
+#[derive(Debug, Clone, Args)]
+pub struct TestArgs {}
+
+/// Parses the command line and runs the subcommand; returns the exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build(build) => commands::build::run(&build),
+        Command::Run(run) => commands::run::run(&run),
+        Command::Test(test) => commands::test::run(&test),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            match &err {
+                XtaskError::Usage(message) => eprintln!("xtask: error: {message}"),
+                XtaskError::Failed(message) => eprintln!("xtask: {message}"),
+                XtaskError::Reported => {}
+            }
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("cargo-xtask").chain(args.iter().copied()))
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        match parse(args).unwrap().command {
+            Command::Run(run) => run,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_defaults() {
+        let run = run_args(&["run"]);
+        assert_eq!(run.smp, 4);
+        assert_eq!(run.machine, Machine::Pc);
+        assert_eq!(run.timeout_s, 300);
+        assert!(!run.uefi && !run.gdb && !run.build.release);
+        assert!(run.build.features.is_empty() && run.params.is_empty());
+    }
+
+    #[test]
+    fn run_takes_options_and_params_in_any_order() {
+        let run = run_args(&[
+            "run",
+            "workload=laplace",
+            "--smp",
+            "32",
+            "size=64",
+            "--machine",
+            "q35",
+            "--uefi",
+            "--release",
+            "--features",
+            "idle-poll",
+            "--timeout-s",
+            "60",
+        ]);
+        assert_eq!(run.smp, 32);
+        assert_eq!(run.machine, Machine::Q35);
+        assert_eq!(run.timeout_s, 60);
+        assert!(run.uefi && run.build.release);
+        assert_eq!(run.build.features, vec![Feature::IdlePoll]);
+        assert_eq!(run.params, vec!["workload=laplace", "size=64"]);
+    }
+
+    #[test]
+    fn bad_input_is_a_clap_error_with_exit_status_2() {
+        for args in [
+            &["run", "--smp", "0"][..],
+            &["run", "--smp", "300"],
+            &["run", "--machine", "isapc"],
+            &["run", "--features", "idle-spin"],
+            &["build", "--features", "idle-poll,bogus"],
+            &["run", "verbose"],
+            &["run", "--timeout-s", "0"],
+            &["frobnicate"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?} gave {err}");
+        }
+    }
+
+    #[test]
+    fn smp_error_names_the_range() {
+        let err = parse(&["run", "--smp", "300"]).unwrap_err().to_string();
+        assert!(err.contains("1..=64"), "{err}");
+    }
+}

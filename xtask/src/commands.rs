@@ -1,0 +1,5 @@
+//! One module per `cargo xtask` subcommand.
+
+pub mod build;
+pub mod run;
+pub mod test;

@@ -1,0 +1,325 @@
+//! `cargo xtask test`: every test the project has, ending with one line
+//! `N passed, M failed`.
+//!
+//! Steps: (a) `cargo test` of the host crates, (b) the loom models of the
+//! wake protocol, (c) the in-kernel suite (`mode=test`) at each core count
+//! in [`KERNEL_TEST_SMP`], (d) the QEMU tests. Every step runs even after
+//! a failure; output streams live.
+
+use std::process::Command;
+
+use crate::cli::TestArgs;
+use crate::error::{Result, XtaskError};
+use crate::install::ensure_qemu;
+use crate::kernel_build::{BuildConfig, build_kernel};
+use crate::process::{Echo, KilledOnDrop};
+use crate::qemu::{self, RunConfig};
+use crate::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
+use crate::verdict::Verdict;
+use crate::workspace::{cargo, display_command, loom_target_dir};
+
+/// Core counts the in-kernel suite is booted with.
+pub const KERNEL_TEST_SMP: [u32; 2] = [1, 4];
+/// Timeout of one in-kernel suite run.
+pub const KERNEL_SUITE_TIMEOUT_S: u64 = 300;
+/// Host crates tested by plain `cargo test` (the workspace's default
+/// members minus qemu-tests, which is its own step).
+pub const HOST_PACKAGES: [&str; 3] = ["vigil-wake", "vigil-boot", "xtask"];
+/// Package holding the loom models.
+pub const LOOM_PACKAGE: &str = "vigil-wake";
+/// Package holding the QEMU tests.
+pub const QEMU_TESTS_PACKAGE: &str = "qemu-tests";
+
+/// What one step contributed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepResult {
+    /// Short name for the summary table.
+    pub name: String,
+    /// Tests passed and failed in this step.
+    pub counts: Counts,
+    /// Why the step failed beyond its test counts, if it did.
+    pub problem: Option<String>,
+}
+
+/// Runs all steps and prints the summary.
+pub fn run(_args: &TestArgs) -> Result<()> {
+    ensure_qemu(false)?;
+    let mut steps = vec![
+        cargo_test_step("host crates", host_tests_command()),
+        cargo_test_step("loom", loom_tests_command()),
+    ];
+    steps.extend(kernel_suite_steps());
+    steps.push(cargo_test_step("qemu-tests", qemu_tests_command()));
+
+    let mut total = Counts::default();
+    println!();
+    println!("xtask test summary:");
+    for step in &steps {
+        total += step.counts;
+        let problem = step
+            .problem
+            .as_deref()
+            .map(|p| format!("  ({p})"))
+            .unwrap_or_default();
+        println!(
+            "  {:<16} {} passed; {} failed{problem}",
+            step.name, step.counts.passed, step.counts.failed
+        );
+    }
+    // The closing line, alone, in the plain form CI reads.
+    println!("{} passed, {} failed", total.passed, total.failed);
+    if total.failed == 0 {
+        Ok(())
+    } else {
+        Err(XtaskError::Reported)
+    }
+}
+
+fn host_tests_command() -> Command {
+    let mut command = cargo();
+    command.args(["test", "--no-fail-fast"]);
+    for package in HOST_PACKAGES {
+        command.args(["-p", package]);
+    }
+    command
+}
+
+fn loom_tests_command() -> Command {
+    let mut command = cargo();
+    command
+        .args(["test", "--no-fail-fast", "--release", "-p", LOOM_PACKAGE])
+        .arg("--target-dir")
+        .arg(loom_target_dir())
+        .env("RUSTFLAGS", "--cfg loom");
+    command
+}
+
+fn qemu_tests_command() -> Command {
+    let mut command = cargo();
+    command.args(["test", "--no-fail-fast", "-p", QEMU_TESTS_PACKAGE]);
+    command
+}
+
+/// Runs a `cargo test` command, streaming its output, and counts results
+/// from its `test result:` lines.
+fn cargo_test_step(name: &str, command: Command) -> StepResult {
+    step_banner(&format!("{name}: {}", display_command(&command)));
+    let outcome = KilledOnDrop::spawn(command, Echo::Stdout, Echo::Stderr).and_then(|child| {
+        child.wait_for_exit(None)?;
+        child.finish(None)
+    });
+    match outcome {
+        Ok(finished) => {
+            let succeeded = finished.exit == crate::verdict::QemuExit::Status(0);
+            let (counts, problem) =
+                cargo_step_counts(sum_cargo_results(&finished.stdout), succeeded);
+            StepResult {
+                name: name.to_string(),
+                counts,
+                problem,
+            }
+        }
+        Err(err) => StepResult {
+            name: name.to_string(),
+            counts: Counts::new(0, 1),
+            problem: Some(format!("could not run cargo: {err}")),
+        },
+    }
+}
+
+/// Counts for a cargo step. A cargo that failed without a failing test
+/// (a build error, a crashed test binary) still counts as one failure.
+pub fn cargo_step_counts(parsed: Option<Counts>, succeeded: bool) -> (Counts, Option<String>) {
+    let counts = parsed.unwrap_or_default();
+    match (succeeded, counts.failed) {
+        (true, _) => (counts, None),
+        (false, 0) => (
+            Counts::new(counts.passed, 1),
+            Some("cargo failed without a failing test: see the errors above".to_string()),
+        ),
+        (false, _) => (counts, None),
+    }
+}
+
+/// Builds the kernel once and boots its test suite at each core count.
+fn kernel_suite_steps() -> Vec<StepResult> {
+    step_banner("kernel build");
+    let kernel = match build_kernel(&BuildConfig::default()) {
+        Ok(kernel) => kernel,
+        Err(err) => {
+            return vec![StepResult {
+                name: "kernel build".to_string(),
+                counts: Counts::new(0, 1),
+                problem: Some(err.to_string()),
+            }];
+        }
+    };
+    KERNEL_TEST_SMP
+        .iter()
+        .map(|&smp| {
+            let name = format!("kernel smp={smp}");
+            step_banner(&format!("{name}: in-kernel suite (mode=test)"));
+            let config = RunConfig {
+                smp,
+                timeout_s: Some(KERNEL_SUITE_TIMEOUT_S),
+                params: vec!["mode=test".to_string()],
+                echo: true,
+                registers_on_timeout: true,
+                ..RunConfig::default()
+            };
+            match qemu::run(&config, &kernel) {
+                Ok(outcome) => {
+                    if !outcome.serial.is_empty() && !outcome.serial.ends_with('\n') {
+                        println!();
+                    }
+                    println!("{}", outcome.verdict_line());
+                    if let Some(registers) = &outcome.registers_at_timeout {
+                        println!("registers at the timeout:\n{registers}");
+                    }
+                    let report = KernelSuiteReport::parse(&outcome.serial);
+                    let (counts, problem) = kernel_suite_counts(outcome.verdict, &report);
+                    StepResult {
+                        name,
+                        counts,
+                        problem: problem
+                            .or_else(|| (!outcome.verdict.is_success()).then(|| outcome.reason())),
+                    }
+                }
+                Err(err) => StepResult {
+                    name,
+                    counts: Counts::new(0, 1),
+                    problem: Some(err.to_string()),
+                },
+            }
+        })
+        .collect()
+}
+
+/// Counts for one in-kernel suite run, cross-checking the kernel's summary
+/// line against its verdict. A run that crashed, hung or never printed its
+/// summary counts the tests it reported plus one failure for the run.
+pub fn kernel_suite_counts(
+    verdict: Verdict,
+    report: &KernelSuiteReport,
+) -> (Counts, Option<String>) {
+    let lines = report.case_counts();
+    match (verdict, report.summary) {
+        (Verdict::Success, Some(summary)) if summary.failed == 0 => (summary, None),
+        (Verdict::Success, Some(summary)) => (
+            summary,
+            Some("kernel exited with success but its summary has failures".to_string()),
+        ),
+        (Verdict::TestFailure, Some(summary)) if summary.failed > 0 => (summary, None),
+        (Verdict::TestFailure, Some(summary)) => (
+            Counts::new(summary.passed, 1),
+            Some("kernel reported a test failure but its summary has none".to_string()),
+        ),
+        (_, Some(summary)) => (
+            Counts::new(summary.passed, summary.failed + 1),
+            Some(format!("{verdict} after the summary line")),
+        ),
+        (_, None) => (
+            Counts::new(lines.passed, lines.failed + 1),
+            Some(format!("{verdict} before the summary line")),
+        ),
+    }
+}
+
+fn step_banner(title: &str) {
+    println!();
+    println!("==> {title}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_output::KernelTestCase;
+
+    fn report(cases: &[(&str, bool)], summary: Option<(u64, u64)>) -> KernelSuiteReport {
+        KernelSuiteReport {
+            cases: cases
+                .iter()
+                .map(|&(name, ok)| KernelTestCase {
+                    name: name.to_string(),
+                    ok,
+                })
+                .collect(),
+            summary: summary.map(|(p, f)| Counts::new(p, f)),
+        }
+    }
+
+    #[test]
+    fn clean_suite_counts_its_summary() {
+        let r = report(&[("a", true), ("b", true)], Some((2, 0)));
+        assert_eq!(
+            kernel_suite_counts(Verdict::Success, &r),
+            (Counts::new(2, 0), None)
+        );
+    }
+
+    #[test]
+    fn failing_suite_counts_its_failures() {
+        let r = report(&[("a", true), ("b", false)], Some((1, 1)));
+        assert_eq!(
+            kernel_suite_counts(Verdict::TestFailure, &r),
+            (Counts::new(1, 1), None)
+        );
+    }
+
+    #[test]
+    fn panic_mid_suite_counts_reported_cases_plus_one() {
+        let r = report(&[("a", true), ("b", true)], None);
+        let (counts, problem) = kernel_suite_counts(Verdict::Panic, &r);
+        assert_eq!(counts, Counts::new(2, 1));
+        assert!(problem.unwrap().contains("panic"));
+    }
+
+    #[test]
+    fn success_without_summary_is_a_failure() {
+        let (counts, problem) = kernel_suite_counts(Verdict::Success, &report(&[], None));
+        assert_eq!(counts, Counts::new(0, 1));
+        assert!(problem.is_some());
+    }
+
+    #[test]
+    fn inconsistent_kernel_verdicts_are_failures() {
+        let (counts, _) = kernel_suite_counts(Verdict::TestFailure, &report(&[], Some((3, 0))));
+        assert_eq!(counts, Counts::new(3, 1));
+        let (counts, _) = kernel_suite_counts(Verdict::Timeout, &report(&[], Some((3, 0))));
+        assert_eq!(counts, Counts::new(3, 1));
+    }
+
+    #[test]
+    fn cargo_failure_without_failing_test_counts_one() {
+        assert_eq!(
+            cargo_step_counts(Some(Counts::new(5, 0)), true),
+            (Counts::new(5, 0), None)
+        );
+        assert_eq!(cargo_step_counts(None, true), (Counts::new(0, 0), None));
+        assert_eq!(
+            cargo_step_counts(Some(Counts::new(5, 2)), false).0,
+            Counts::new(5, 2)
+        );
+        let (counts, problem) = cargo_step_counts(None, false);
+        assert_eq!(counts, Counts::new(0, 1));
+        assert!(problem.is_some());
+    }
+
+    #[test]
+    fn step_commands_are_the_agreed_ones() {
+        let host = display_command(&host_tests_command());
+        assert!(
+            host.ends_with("test --no-fail-fast -p vigil-wake -p vigil-boot -p xtask"),
+            "{host}"
+        );
+        let loom = loom_tests_command();
+        let rendered = display_command(&loom);
+        assert!(rendered.contains("test --no-fail-fast --release -p vigil-wake --target-dir"));
+        assert!(rendered.ends_with("target/loom"), "{rendered}");
+        let rustflags = loom
+            .get_envs()
+            .find(|(key, _)| *key == "RUSTFLAGS")
+            .and_then(|(_, value)| value);
+        assert_eq!(rustflags, Some(std::ffi::OsStr::new("--cfg loom")));
+    }
+}

@@ -1,0 +1,222 @@
+//! Building the kernel ELF (`cargo build -p vigil-kernel --target
+//! x86_64-unknown-none --target-dir target/kernel`) and its BIOS/UEFI images.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::args::Feature;
+use crate::error::{Result, XtaskError};
+use crate::workspace::{KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir};
+
+/// How to build the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildConfig {
+    /// `--release` (optimised, still with debug info).
+    pub release: bool,
+    /// Kernel cargo features.
+    pub features: Vec<Feature>,
+}
+
+impl BuildConfig {
+    /// `debug` or `release`: cargo's output directory name for the profile.
+    pub fn profile_dir(&self) -> &'static str {
+        if self.release { "release" } else { "debug" }
+    }
+
+    /// Sorted, deduplicated feature names.
+    pub fn feature_names(&self) -> Vec<&'static str> {
+        let mut features = self.features.clone();
+        features.sort();
+        features.dedup();
+        features.into_iter().map(Feature::cargo_name).collect()
+    }
+
+    /// Name of this build's image directory: the profile, then the features
+    /// (`debug`, `release-idle-poll`), so differently configured builds
+    /// never overwrite each other's images.
+    pub fn variant_name(&self) -> String {
+        let mut name = self.profile_dir().to_string();
+        for feature in self.feature_names() {
+            name.push('-');
+            name.push_str(feature);
+        }
+        name
+    }
+
+    /// The cargo arguments that build the kernel.
+    pub fn cargo_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "build".to_string(),
+            "-p".to_string(),
+            KERNEL_PACKAGE.to_string(),
+            "--target".to_string(),
+            KERNEL_TARGET.to_string(),
+            "--target-dir".to_string(),
+            kernel_target_dir().display().to_string(),
+        ];
+        if self.release {
+            args.push("--release".to_string());
+        }
+        let features = self.feature_names();
+        if !features.is_empty() {
+            args.push("--features".to_string());
+            args.push(features.join(","));
+        }
+        args
+    }
+
+    /// The ELF cargo writes (shared by all feature sets of one profile).
+    pub fn cargo_elf_path(&self) -> PathBuf {
+        kernel_target_dir()
+            .join(KERNEL_TARGET)
+            .join(self.profile_dir())
+            .join(KERNEL_PACKAGE)
+    }
+
+    /// Directory holding this variant's ELF copy and images.
+    pub fn image_dir(&self) -> PathBuf {
+        kernel_target_dir().join("images").join(self.variant_name())
+    }
+}
+
+/// A built kernel: its ELF and both disk images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelArtifacts {
+    /// The kernel ELF, with symbols (for gdb).
+    pub elf: PathBuf,
+    /// MBR image for SeaBIOS.
+    pub bios_image: PathBuf,
+    /// GPT image for OVMF.
+    pub uefi_image: PathBuf,
+}
+
+impl KernelArtifacts {
+    /// The image to boot.
+    pub fn image(&self, uefi: bool) -> &Path {
+        if uefi {
+            &self.uefi_image
+        } else {
+            &self.bios_image
+        }
+    }
+}
+
+/// Builds the kernel and both images; cargo's progress goes to stderr.
+pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
+    let started = Instant::now();
+    let mut command = cargo();
+    command.args(config.cargo_args());
+    eprintln!("xtask: building kernel: {}", display_command(&command));
+    let status = command
+        .status()
+        .map_err(|err| XtaskError::failed(format!("could not run cargo: {err}")))?;
+    if !status.success() {
+        return Err(XtaskError::failed(format!(
+            "kernel build failed ({status}): {}",
+            display_command(&command)
+        )));
+    }
+    let built_elf = config.cargo_elf_path();
+    if !built_elf.is_file() {
+        return Err(XtaskError::failed(format!(
+            "cargo succeeded but {} is missing",
+            built_elf.display()
+        )));
+    }
+
+    let image_dir = config.image_dir();
+    fs::create_dir_all(&image_dir)
+        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", image_dir.display())))?;
+    // Keep a per-variant copy of the ELF: cargo reuses one path for every
+    // feature set, and gdb must see the ELF that is inside the image.
+    let elf = image_dir.join(KERNEL_PACKAGE);
+    copy_atomically(&built_elf, &elf)?;
+    let images = vigil_boot::create_images(&elf, &image_dir)
+        .map_err(|err| XtaskError::failed(format!("creating disk images: {err:#}")))?;
+    eprintln!(
+        "xtask: kernel and images ready in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(KernelArtifacts {
+        elf,
+        bios_image: images.bios,
+        uefi_image: images.uefi,
+    })
+}
+
+/// Copies `from` to a temporary sibling of `to`, then renames it into place,
+/// so a reader of `to` never sees a half-written file.
+fn copy_atomically(from: &Path, to: &Path) -> Result<()> {
+    let mut tmp_name = to.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = to.with_file_name(tmp_name);
+    fs::copy(from, &tmp)
+        .and_then(|_| fs::rename(&tmp, to))
+        .map_err(|err| {
+            let _ = fs::remove_file(&tmp);
+            XtaskError::failed(format!(
+                "copying {} to {}: {err}",
+                from.display(),
+                to.display()
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_build_uses_the_kernel_target_dir_and_no_features() {
+        let config = BuildConfig::default();
+        let args = config.cargo_args();
+        assert_eq!(
+            &args[..5],
+            [
+                "build",
+                "-p",
+                "vigil-kernel",
+                "--target",
+                "x86_64-unknown-none"
+            ]
+        );
+        assert_eq!(args[5], "--target-dir");
+        assert!(args[6].ends_with("target/kernel"), "{}", args[6]);
+        assert_eq!(args.len(), 7);
+        assert!(
+            config
+                .cargo_elf_path()
+                .ends_with("target/kernel/x86_64-unknown-none/debug/vigil-kernel")
+        );
+        assert_eq!(config.variant_name(), "debug");
+    }
+
+    #[test]
+    fn release_with_features_passes_both_and_gets_its_own_images() {
+        let config = BuildConfig {
+            release: true,
+            features: vec![Feature::IdlePoll, Feature::IdlePoll],
+        };
+        let args = config.cargo_args();
+        assert!(args.contains(&"--release".to_string()));
+        assert_eq!(args[args.len() - 2..], ["--features", "idle-poll"]);
+        assert_eq!(config.variant_name(), "release-idle-poll");
+        assert!(
+            config
+                .image_dir()
+                .ends_with("target/kernel/images/release-idle-poll")
+        );
+    }
+
+    #[test]
+    fn copy_atomically_replaces_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&from, b"new").unwrap();
+        fs::write(&to, b"old").unwrap();
+        copy_atomically(&from, &to).unwrap();
+        assert_eq!(fs::read(&to).unwrap(), b"new");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+}

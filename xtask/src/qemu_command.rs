@@ -1,0 +1,175 @@
+//! The QEMU command line for one boot of the kernel.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use crate::args::{Machine, kernel_cmdline};
+use crate::verdict::DEBUG_EXIT_IOBASE;
+
+/// fw_cfg file through which the kernel reads its boot parameters.
+pub const CMDLINE_FW_CFG_NAME: &str = "opt/vigil/cmdline";
+/// CPU model. `qemu64` is TCG's plain baseline (NX, no x2APIC).
+pub const QEMU_CPU: &str = "qemu64";
+/// Port on which `-s` makes QEMU's gdb stub listen.
+pub const GDB_PORT: u16 = 1234;
+
+/// Guest memory for `smp` cores: 128 MiB plus 4 MiB per core.
+pub fn memory_mib(smp: u32) -> u32 {
+    128 + 4 * smp
+}
+
+/// Everything that varies between boots.
+#[derive(Debug, Clone, Copy)]
+pub struct QemuArgs<'a> {
+    /// Number of vCPUs.
+    pub smp: u32,
+    /// Machine model.
+    pub machine: Machine,
+    /// Disk image to boot (BIOS or UEFI flavour).
+    pub disk_image: &'a Path,
+    /// OVMF firmware for a UEFI boot; `None` boots SeaBIOS.
+    pub ovmf: Option<&'a Path>,
+    /// Where the human monitor listens.
+    pub monitor_socket: &'a Path,
+    /// Kernel boot parameters (already validated `key=value` tokens).
+    pub params: &'a [String],
+    /// Start the gdb stub and wait for gdb before running (`-s -S`).
+    pub gdb: bool,
+}
+
+/// QEMU's option parser splits on `,`; a literal comma is written `,,`.
+pub fn escape_option_value(value: &str) -> String {
+    value.replace(',', ",,")
+}
+
+/// The argument list (without the program name).
+pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::new();
+    let mut push = |items: &[&str]| out.extend(items.iter().map(OsString::from));
+    push(&["-machine", args.machine.qemu_name()]);
+    push(&["-accel", "tcg,thread=multi"]);
+    push(&["-cpu", QEMU_CPU]);
+    push(&["-smp", &args.smp.to_string()]);
+    push(&["-m", &format!("{}M", memory_mib(args.smp))]);
+    push(&["-serial", "stdio"]);
+    push(&["-display", "none"]);
+    push(&["-nic", "none"]);
+    push(&["-no-reboot"]);
+    push(&[
+        "-device",
+        &format!("isa-debug-exit,iobase={DEBUG_EXIT_IOBASE:#x},iosize=0x04"),
+    ]);
+    push(&[
+        "-drive",
+        &format!(
+            "format=raw,file={}",
+            escape_option_value(&args.disk_image.to_string_lossy())
+        ),
+    ]);
+    push(&[
+        "-monitor",
+        &format!(
+            "unix:{},server=on,wait=off",
+            escape_option_value(&args.monitor_socket.to_string_lossy())
+        ),
+    ]);
+    // QEMU refuses an empty fw_cfg string: no parameters, no fw_cfg file.
+    if !args.params.is_empty() {
+        push(&[
+            "-fw_cfg",
+            &format!(
+                "name={CMDLINE_FW_CFG_NAME},string={}",
+                escape_option_value(&kernel_cmdline(args.params))
+            ),
+        ]);
+    }
+    if let Some(ovmf) = args.ovmf {
+        push(&["-bios", &ovmf.to_string_lossy()]);
+    }
+    if args.gdb {
+        push(&["-s", "-S"]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(args: &QemuArgs<'_>) -> String {
+        qemu_args(args)
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn base<'a>(params: &'a [String]) -> QemuArgs<'a> {
+        QemuArgs {
+            smp: 4,
+            machine: Machine::Pc,
+            disk_image: Path::new("/tmp/run/disk.img"),
+            ovmf: None,
+            monitor_socket: Path::new("/tmp/run/monitor.sock"),
+            params,
+            gdb: false,
+        }
+    }
+
+    #[test]
+    fn bios_boot_has_the_contract_options() {
+        let params = vec!["mode=test".to_string(), "seed=7".to_string()];
+        let line = render(&base(&params));
+        assert_eq!(
+            line,
+            "-machine pc -accel tcg,thread=multi -cpu qemu64 -smp 4 -m 144M -serial stdio \
+             -display none -nic none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+             -drive format=raw,file=/tmp/run/disk.img \
+             -monitor unix:/tmp/run/monitor.sock,server=on,wait=off \
+             -fw_cfg name=opt/vigil/cmdline,string=mode=test seed=7"
+        );
+    }
+
+    #[test]
+    fn cmdline_is_one_argument() {
+        let params = vec!["mode=test".to_string(), "seed=7".to_string()];
+        let args = qemu_args(&base(&params));
+        assert!(args.contains(&OsString::from(
+            "name=opt/vigil/cmdline,string=mode=test seed=7"
+        )));
+    }
+
+    #[test]
+    fn no_params_means_no_fw_cfg_item() {
+        assert!(!render(&base(&[])).contains("-fw_cfg"));
+    }
+
+    #[test]
+    fn commas_are_doubled_for_qemu() {
+        let params = vec!["test=a,b".to_string()];
+        assert!(render(&base(&params)).contains("string=test=a,,b"));
+        assert_eq!(escape_option_value("/a,b/c"), "/a,,b/c");
+    }
+
+    #[test]
+    fn uefi_q35_and_gdb_options() {
+        let mut args = base(&[]);
+        args.machine = Machine::Q35;
+        args.ovmf = Some(Path::new("/usr/share/ovmf/OVMF.fd"));
+        args.gdb = true;
+        args.smp = 32;
+        let line = render(&args);
+        assert!(line.starts_with("-machine q35 "));
+        assert!(line.contains(" -smp 32 -m 256M "));
+        assert!(
+            line.ends_with("-bios /usr/share/ovmf/OVMF.fd -s -S"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn memory_grows_with_cores() {
+        assert_eq!(memory_mib(1), 132);
+        assert_eq!(memory_mib(64), 384);
+    }
+}

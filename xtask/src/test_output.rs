@@ -1,0 +1,248 @@
+//! Parsing test results out of text: cargo's `test result:` lines and the
+//! kernel's serial output in test mode (`[cN] test NAME ... ok`, then
+//! `[cN] P passed, F failed`).
+
+/// Passed/failed counts, added up across steps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Tests that passed.
+    pub passed: u64,
+    /// Tests that failed (or steps that broke without naming a test).
+    pub failed: u64,
+}
+
+impl Counts {
+    /// Counts with these values.
+    pub const fn new(passed: u64, failed: u64) -> Self {
+        Self { passed, failed }
+    }
+}
+
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, other: Self) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+    }
+}
+
+/// Parses one of cargo's (libtest's) closing lines,
+/// `test result: ok. 12 passed; 0 failed; 0 ignored; ...`.
+pub fn parse_cargo_result_line(line: &str) -> Option<Counts> {
+    let rest = line.trim().strip_prefix("test result: ")?;
+    let rest = rest
+        .strip_prefix("ok.")
+        .or_else(|| rest.strip_prefix("FAILED."))?;
+    let mut passed = None;
+    let mut failed = None;
+    for part in rest.split(';') {
+        let mut words = part.split_whitespace();
+        let (Some(number), Some(label)) = (words.next(), words.next()) else {
+            continue;
+        };
+        match label {
+            "passed" => passed = number.parse().ok(),
+            "failed" => failed = number.parse().ok(),
+            _ => {}
+        }
+    }
+    Some(Counts::new(passed?, failed?))
+}
+
+/// Adds up every cargo `test result:` line in `output`.
+pub fn sum_cargo_results(output: &str) -> Option<Counts> {
+    let mut total: Option<Counts> = None;
+    for counts in output.lines().filter_map(parse_cargo_result_line) {
+        *total.get_or_insert_with(Counts::default) += counts;
+    }
+    total
+}
+
+/// Splits a kernel serial line `[c3] message` into the core id and the
+/// message. Lines without the prefix give `None`.
+pub fn strip_core_prefix(line: &str) -> Option<(u32, &str)> {
+    let rest = line.strip_prefix("[c")?;
+    let (core, message) = rest.split_once(']')?;
+    let core = core.parse().ok()?;
+    Some((core, message.strip_prefix(' ').unwrap_or(message)))
+}
+
+/// Outcome of one in-kernel test case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelTestCase {
+    /// The test's name as the kernel printed it.
+    pub name: String,
+    /// Whether it printed `ok` (`FAILED` otherwise).
+    pub ok: bool,
+}
+
+/// Parses `test NAME ... ok` / `test NAME ... FAILED` (after the core prefix).
+pub fn parse_kernel_test_line(message: &str) -> Option<KernelTestCase> {
+    let rest = message.trim_end().strip_prefix("test ")?;
+    let (name, result) = rest.rsplit_once(" ... ")?;
+    let ok = match result {
+        "ok" => true,
+        "FAILED" => false,
+        _ => return None,
+    };
+    Some(KernelTestCase {
+        name: name.to_string(),
+        ok,
+    })
+}
+
+/// Parses the kernel's closing line `P passed, F failed` (after the core
+/// prefix; nothing else may be on the line).
+pub fn parse_summary_line(message: &str) -> Option<Counts> {
+    let (passed, failed) = message.trim_end().split_once(", ")?;
+    let passed = passed.strip_suffix(" passed")?;
+    let failed = failed.strip_suffix(" failed")?;
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(passed) || !all_digits(failed) {
+        return None;
+    }
+    Some(Counts::new(passed.parse().ok()?, failed.parse().ok()?))
+}
+
+/// What the kernel's serial output says about its test suite.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelSuiteReport {
+    /// Every `test ... ok/FAILED` line, in order.
+    pub cases: Vec<KernelTestCase>,
+    /// The closing `P passed, F failed` line, if the kernel got that far.
+    pub summary: Option<Counts>,
+}
+
+impl KernelSuiteReport {
+    /// Collects test lines and the summary from a whole serial log.
+    pub fn parse(serial: &str) -> Self {
+        let mut report = Self::default();
+        for line in serial.lines() {
+            let Some((_core, message)) = strip_core_prefix(line) else {
+                continue;
+            };
+            if let Some(case) = parse_kernel_test_line(message) {
+                report.cases.push(case);
+            } else if let Some(counts) = parse_summary_line(message) {
+                report.summary = Some(counts);
+            }
+        }
+        report
+    }
+
+    /// Counts from the individual test lines.
+    pub fn case_counts(&self) -> Counts {
+        let passed = self.cases.iter().filter(|case| case.ok).count() as u64;
+        Counts::new(passed, self.cases.len() as u64 - passed)
+    }
+
+    /// Names of the tests that printed `FAILED`.
+    pub fn failed_names(&self) -> Vec<&str> {
+        self.cases
+            .iter()
+            .filter(|case| !case.ok)
+            .map(|case| case.name.as_str())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_result_lines_are_parsed() {
+        assert_eq!(
+            parse_cargo_result_line(
+                "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s"
+            ),
+            Some(Counts::new(12, 0))
+        );
+        assert_eq!(
+            parse_cargo_result_line(
+                "test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.20s"
+            ),
+            Some(Counts::new(3, 2))
+        );
+        assert_eq!(parse_cargo_result_line("test foo ... ok"), None);
+        assert_eq!(parse_cargo_result_line("test result: weird"), None);
+    }
+
+    #[test]
+    fn cargo_results_are_summed_over_binaries() {
+        let output = "running 2 tests\ntest a ... ok\ntest b ... ok\n\n\
+            test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\
+            running 0 tests\n\
+            test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\
+            test result: FAILED. 4 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        assert_eq!(sum_cargo_results(output), Some(Counts::new(6, 1)));
+        assert_eq!(sum_cargo_results("error: could not compile"), None);
+    }
+
+    #[test]
+    fn core_prefix_is_split_off() {
+        assert_eq!(
+            strip_core_prefix("[c0] Vigil booting"),
+            Some((0, "Vigil booting"))
+        );
+        assert_eq!(strip_core_prefix("[c31] x"), Some((31, "x")));
+        assert_eq!(strip_core_prefix("[cx] x"), None);
+        assert_eq!(strip_core_prefix("BdsDxe: loading"), None);
+    }
+
+    #[test]
+    fn kernel_test_lines_are_parsed() {
+        assert_eq!(
+            parse_kernel_test_line("test wake::claim ... ok"),
+            Some(KernelTestCase {
+                name: "wake::claim".into(),
+                ok: true
+            })
+        );
+        assert_eq!(
+            parse_kernel_test_line("test sched::fork join ... FAILED\r"),
+            Some(KernelTestCase {
+                name: "sched::fork join".into(),
+                ok: false
+            })
+        );
+        assert_eq!(parse_kernel_test_line("test wake::claim ... "), None);
+        assert_eq!(parse_kernel_test_line("testing ... ok"), None);
+    }
+
+    #[test]
+    fn summary_line_must_be_alone() {
+        assert_eq!(
+            parse_summary_line("12 passed, 0 failed"),
+            Some(Counts::new(12, 0))
+        );
+        assert_eq!(
+            parse_summary_line("3 passed, 1 failed\r"),
+            Some(Counts::new(3, 1))
+        );
+        assert_eq!(parse_summary_line("total: 3 passed, 1 failed"), None);
+        assert_eq!(parse_summary_line("3 passed; 1 failed"), None);
+        assert_eq!(parse_summary_line("-3 passed, 1 failed"), None);
+    }
+
+    #[test]
+    fn kernel_suite_report_collects_cases_and_summary() {
+        let serial = "[c0] Vigil 0.1.0 booting\n\
+            [c0] test wake::a ... ok\n\
+            [c1] test wake::b ... FAILED\n\
+            [c1] assertion failed\n\
+            [c0] test sched::c ... ok\n\
+            [c0] 2 passed, 1 failed\n";
+        let report = KernelSuiteReport::parse(serial);
+        assert_eq!(report.cases.len(), 3);
+        assert_eq!(report.case_counts(), Counts::new(2, 1));
+        assert_eq!(report.summary, Some(Counts::new(2, 1)));
+        assert_eq!(report.failed_names(), vec!["wake::b"]);
+    }
+
+    #[test]
+    fn kernel_suite_without_summary_has_none() {
+        let report = KernelSuiteReport::parse("[c0] test a ... ok\n[c0] PANIC at x.rs:1: boom\n");
+        assert_eq!(report.summary, None);
+        assert_eq!(report.case_counts(), Counts::new(1, 0));
+    }
+}

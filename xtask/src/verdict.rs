@@ -1,0 +1,243 @@
+//! What a QEMU run means: the kernel's isa-debug-exit codes and the verdict
+//! (with its one-line reason) derived from how QEMU ended.
+
+use std::fmt;
+
+/// I/O port of QEMU's `isa-debug-exit` device.
+pub const DEBUG_EXIT_IOBASE: u16 = 0xf4;
+
+/// Codes the kernel writes to the debug-exit port.
+pub mod exit_code {
+    /// The kernel (or its test suite) succeeded.
+    pub const SUCCESS: u8 = 0x10;
+    /// At least one in-kernel test failed.
+    pub const TEST_FAILURE: u8 = 0x11;
+    /// The kernel panicked.
+    pub const PANIC: u8 = 0x12;
+    /// A boot parameter was rejected.
+    pub const BAD_PARAM: u8 = 0x13;
+    /// An unexpected CPU exception was taken.
+    pub const EXCEPTION: u8 = 0x14;
+}
+
+/// The status QEMU exits with when the guest writes `code` to the
+/// debug-exit port: `(code << 1) | 1`.
+pub const fn qemu_status_for(code: u8) -> i32 {
+    ((code as i32) << 1) | 1
+}
+
+/// How the QEMU process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QemuExit {
+    /// QEMU exited by itself with this status.
+    Status(i32),
+    /// QEMU was killed by this signal (not by us).
+    Signal(i32),
+    /// We killed QEMU because the run outlived its timeout.
+    TimedOut {
+        /// The timeout that expired.
+        timeout_s: u64,
+    },
+}
+
+/// What a run of the kernel amounts to. Only [`Verdict::Success`] is a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Debug-exit code 0x10 (QEMU status 33).
+    Success,
+    /// Debug-exit code 0x11 (QEMU status 35).
+    TestFailure,
+    /// Debug-exit code 0x12 (QEMU status 37).
+    Panic,
+    /// Debug-exit code 0x13 (QEMU status 39).
+    BadParam,
+    /// Debug-exit code 0x14 (QEMU status 41).
+    Exception,
+    /// QEMU status 0: with `-no-reboot` a triple fault (or a guest that shut
+    /// the machine down without the debug-exit port).
+    TripleFault,
+    /// Killed by us at the timeout.
+    Timeout,
+    /// Killed by a signal we did not send.
+    Signal(i32),
+    /// Any other exit status: QEMU's own error (1: bad option, missing
+    /// file, ...) or a debug-exit code outside the contract.
+    QemuError(i32),
+}
+
+impl Verdict {
+    /// Maps how QEMU ended to a verdict.
+    pub fn from_exit(exit: QemuExit) -> Self {
+        match exit {
+            QemuExit::Status(status) => Self::from_status(status),
+            QemuExit::Signal(signal) => Self::Signal(signal),
+            QemuExit::TimedOut { .. } => Self::Timeout,
+        }
+    }
+
+    fn from_status(status: i32) -> Self {
+        const SUCCESS: i32 = qemu_status_for(exit_code::SUCCESS);
+        const TEST_FAILURE: i32 = qemu_status_for(exit_code::TEST_FAILURE);
+        const PANIC: i32 = qemu_status_for(exit_code::PANIC);
+        const BAD_PARAM: i32 = qemu_status_for(exit_code::BAD_PARAM);
+        const EXCEPTION: i32 = qemu_status_for(exit_code::EXCEPTION);
+        match status {
+            SUCCESS => Self::Success,
+            TEST_FAILURE => Self::TestFailure,
+            PANIC => Self::Panic,
+            BAD_PARAM => Self::BadParam,
+            EXCEPTION => Self::Exception,
+            0 => Self::TripleFault,
+            other => Self::QemuError(other),
+        }
+    }
+
+    /// True only for [`Verdict::Success`].
+    pub fn is_success(self) -> bool {
+        self == Self::Success
+    }
+}
+
+/// The one-line reason for how a run ended, e.g. `panic: exit code 0x12`
+/// or `timeout after 60 s`.
+pub fn reason(exit: QemuExit) -> String {
+    let verdict = Verdict::from_exit(exit);
+    match (verdict, exit) {
+        (_, QemuExit::TimedOut { timeout_s }) => format!("timeout after {timeout_s} s"),
+        (Verdict::Signal(signal), _) => format!("QEMU killed by signal {signal}"),
+        (Verdict::TripleFault, _) => "triple fault: QEMU exited with status 0".to_string(),
+        (Verdict::QemuError(status), _) if status & 1 == 1 && status > 1 => format!(
+            "unexpected exit code {:#04x}: QEMU exited with status {status}",
+            status >> 1
+        ),
+        (Verdict::QemuError(status), _) => format!("QEMU error: exited with status {status}"),
+        (verdict, QemuExit::Status(status)) => {
+            let what = match verdict {
+                Verdict::Success => "success",
+                Verdict::TestFailure => "test failure",
+                Verdict::Panic => "panic",
+                Verdict::BadParam => "bad boot parameter",
+                Verdict::Exception => "CPU exception",
+                _ => unreachable!("handled above"),
+            };
+            format!("{what}: exit code {:#04x}", status >> 1)
+        }
+        (_, QemuExit::Signal(_)) => unreachable!("signals map to Verdict::Signal"),
+    }
+}
+
+/// The line printed after a run: `vigil: ok (success: exit code 0x10)` or
+/// `vigil: FAILED (panic: exit code 0x12)`.
+pub fn verdict_line(exit: QemuExit) -> String {
+    let reason = reason(exit);
+    if Verdict::from_exit(exit).is_success() {
+        format!("vigil: ok ({reason})")
+    } else {
+        format!("vigil: FAILED ({reason})")
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Success => f.write_str("success"),
+            Self::TestFailure => f.write_str("test failure"),
+            Self::Panic => f.write_str("panic"),
+            Self::BadParam => f.write_str("bad boot parameter"),
+            Self::Exception => f.write_str("CPU exception"),
+            Self::TripleFault => f.write_str("triple fault"),
+            Self::Timeout => f.write_str("timeout"),
+            Self::Signal(signal) => write!(f, "killed by signal {signal}"),
+            Self::QemuError(status) => write!(f, "QEMU exit status {status}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: i32) -> QemuExit {
+        QemuExit::Status(status)
+    }
+
+    #[test]
+    fn debug_exit_codes_map_to_qemu_statuses() {
+        assert_eq!(qemu_status_for(exit_code::SUCCESS), 33);
+        assert_eq!(qemu_status_for(exit_code::TEST_FAILURE), 35);
+        assert_eq!(qemu_status_for(exit_code::PANIC), 37);
+        assert_eq!(qemu_status_for(exit_code::BAD_PARAM), 39);
+        assert_eq!(qemu_status_for(exit_code::EXCEPTION), 41);
+    }
+
+    #[test]
+    fn each_contract_status_has_its_verdict() {
+        assert_eq!(Verdict::from_exit(status(33)), Verdict::Success);
+        assert_eq!(Verdict::from_exit(status(35)), Verdict::TestFailure);
+        assert_eq!(Verdict::from_exit(status(37)), Verdict::Panic);
+        assert_eq!(Verdict::from_exit(status(39)), Verdict::BadParam);
+        assert_eq!(Verdict::from_exit(status(41)), Verdict::Exception);
+    }
+
+    #[test]
+    fn only_status_33_is_success() {
+        for s in (0..=255).filter(|&s| s != 33) {
+            assert!(!Verdict::from_exit(status(s)).is_success(), "status {s}");
+        }
+        assert!(!Verdict::from_exit(QemuExit::Signal(9)).is_success());
+        assert!(!Verdict::from_exit(QemuExit::TimedOut { timeout_s: 1 }).is_success());
+    }
+
+    #[test]
+    fn status_0_is_a_triple_fault_not_a_success() {
+        assert_eq!(Verdict::from_exit(status(0)), Verdict::TripleFault);
+        assert_eq!(
+            verdict_line(status(0)),
+            "vigil: FAILED (triple fault: QEMU exited with status 0)"
+        );
+    }
+
+    #[test]
+    fn reasons_name_the_exit_code() {
+        assert_eq!(
+            verdict_line(status(33)),
+            "vigil: ok (success: exit code 0x10)"
+        );
+        assert_eq!(
+            verdict_line(status(35)),
+            "vigil: FAILED (test failure: exit code 0x11)"
+        );
+        assert_eq!(
+            verdict_line(status(37)),
+            "vigil: FAILED (panic: exit code 0x12)"
+        );
+        assert_eq!(
+            verdict_line(status(39)),
+            "vigil: FAILED (bad boot parameter: exit code 0x13)"
+        );
+        assert_eq!(
+            verdict_line(status(41)),
+            "vigil: FAILED (CPU exception: exit code 0x14)"
+        );
+    }
+
+    #[test]
+    fn timeouts_signals_and_qemu_errors_have_reasons() {
+        assert_eq!(
+            verdict_line(QemuExit::TimedOut { timeout_s: 60 }),
+            "vigil: FAILED (timeout after 60 s)"
+        );
+        assert_eq!(
+            Verdict::from_exit(QemuExit::Signal(15)),
+            Verdict::Signal(15)
+        );
+        assert_eq!(reason(QemuExit::Signal(15)), "QEMU killed by signal 15");
+        assert_eq!(Verdict::from_exit(status(1)), Verdict::QemuError(1));
+        assert_eq!(reason(status(1)), "QEMU error: exited with status 1");
+        assert_eq!(Verdict::from_exit(status(3)), Verdict::QemuError(3));
+        assert_eq!(
+            reason(status(3)),
+            "unexpected exit code 0x01: QEMU exited with status 3"
+        );
+    }
+}

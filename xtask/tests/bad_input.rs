@@ -1,0 +1,63 @@
+//! Bad input makes the `xtask` binary exit 2 with a clear message, before
+//! it builds or boots anything.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .output()
+        .expect("run the xtask binary")
+}
+
+fn assert_usage_error(args: &[&str], expected: &str) {
+    let started = Instant::now();
+    let output = xtask(args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: expected {expected:?} in {stderr}"
+    );
+    assert!(
+        !stderr.contains("building kernel"),
+        "{args:?} built: {stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn smp_out_of_range() {
+    assert_usage_error(&["run", "--smp", "0"], "1..=64");
+    assert_usage_error(&["run", "--smp", "300"], "1..=64");
+}
+
+#[test]
+fn unknown_machine_and_feature() {
+    assert_usage_error(&["run", "--machine", "isapc"], "possible values: pc, q35");
+    assert_usage_error(
+        &["build", "--features", "idle-spin"],
+        "possible values: idle-poll",
+    );
+}
+
+#[test]
+fn kernel_param_without_equals() {
+    assert_usage_error(&["run", "--smp", "1", "laplace"], "key=value");
+}
+
+#[test]
+fn zero_timeout() {
+    assert_usage_error(&["run", "--timeout-s", "0"], "out of range");
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let output = xtask(&["--help"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0));
+    for subcommand in ["build", "run", "test"] {
+        assert!(stdout.contains(subcommand), "{stdout}");
+    }
+}
