@@ -4,12 +4,25 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use bootloader::{BiosBoot, UefiBoot};
+use bootloader::{BiosBoot, BootConfig, UefiBoot};
+use bootloader_boot_config::LevelFilter;
 
 /// File name of the BIOS (MBR) image inside an output directory.
 pub const BIOS_IMAGE_NAME: &str = "vigil-bios.img";
 /// File name of the UEFI (GPT) image inside an output directory.
 pub const UEFI_IMAGE_NAME: &str = "vigil-uefi.img";
+
+/// The bootloader's run-time configuration (its `boot.json`). It logs
+/// warnings and errors only, on the serial port only: its info lines would
+/// bury the kernel's `[cN]` lines, and drawing text into the framebuffer is
+/// slow under TCG.
+pub fn boot_config() -> BootConfig {
+    let mut config = BootConfig::default();
+    config.log_level = LevelFilter::Warn;
+    config.frame_buffer_logging = false;
+    config.serial_logging = true;
+    config
+}
 
 /// Where [`create_images`] put the two images.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +42,7 @@ pub fn create_bios_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
     check_kernel(kernel_elf)?;
     write_atomically(out_path, |tmp| {
         BiosBoot::new(kernel_elf)
+            .set_boot_config(&boot_config())
             .create_disk_image(tmp)
             .with_context(|| format!("creating BIOS image from {}", kernel_elf.display()))
     })
@@ -40,6 +54,7 @@ pub fn create_uefi_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
     check_kernel(kernel_elf)?;
     write_atomically(out_path, |tmp| {
         UefiBoot::new(kernel_elf)
+            .set_boot_config(&boot_config())
             .create_disk_image(tmp)
             .with_context(|| format!("creating UEFI image from {}", kernel_elf.display()))
     })
