@@ -1,0 +1,287 @@
+//! One core's idle-state atomic and the transitions each policy makes on it:
+//! the idle side (prepare, re-check, commit or abort, woke up) and the waker
+//! side (observe, then act).
+//!
+//! The orderings are argued next to each atomic operation; the whole argument
+//! (why these suffice, and which pair is the store-buffering pattern) is in
+//! the crate docs, "Memory ordering". In short: the only operations that
+//! carry ordering are the two read-modify-writes on the inbox count (the idle
+//! core's Release re-check and the pusher's Acquire increment). Every
+//! operation on the state atomic is Relaxed: what it needs is *atomicity*
+//! (compare-exchange, so that a `DontSleep` is never overwritten by a commit
+//! and a halted core is claimed by exactly one waker), not ordering.
+
+use crate::inbox::Inbox;
+use crate::notify::{Elided, Notify, NotifyOutcome};
+use crate::policy::Policy;
+use crate::state::State;
+use crate::sync::{AtomicU8, Ordering};
+
+/// What [`IdleState::commit`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CommitStep {
+    /// The state is now `Halted` (or, for `racy-flag`, the flag is up): halt.
+    Halt,
+    /// A waker wrote `DontSleep`; the state is back to `Running`.
+    DontSleep,
+    /// The policy never halts.
+    Poll,
+}
+
+/// One core's idle state: the atomic plus the policy that says how to use it.
+pub(crate) struct IdleState {
+    /// A [`State`] as its raw `u8`.
+    state: AtomicU8,
+    policy: Policy,
+}
+
+impl IdleState {
+    pub(crate) fn new(policy: Policy) -> Self {
+        Self {
+            state: AtomicU8::new(State::Running.as_raw()),
+            policy,
+        }
+    }
+
+    pub(crate) fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// The raw state: one relaxed load, for the stuck-core detector and
+    /// statistics. Orders nothing.
+    pub(crate) fn state_raw(&self) -> u8 {
+        self.state.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn state(&self) -> State {
+        State::decode(self.state_raw())
+    }
+
+    fn store(&self, state: State) {
+        // Relaxed: every store here is the idle core's own. Its `Halting` is
+        // published to wakers by the Release re-check that follows it on the
+        // inbox count, not by this store; its `Running` after an abort or a
+        // wakeup needs no publishing (a waker that reads an older value acts
+        // on that value, and each of those actions is safe, see the crate
+        // docs); its `Halted` under `always-ipi` and `racy-flag` is
+        // informational or deliberately racy.
+        self.state.store(state.as_raw(), Ordering::Relaxed);
+    }
+
+    fn compare_exchange(&self, current: State, new: State) -> Result<State, State> {
+        // Relaxed on success and failure: compare-exchange is used for its
+        // atomicity (exactly one of two racing transitions out of the same
+        // value wins), which no ordering adds to or takes from. Visibility of
+        // the work comes from the inbox count's RMWs and from the lock.
+        self.state
+            .compare_exchange(
+                current.as_raw(),
+                new.as_raw(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .map(State::decode)
+            .map_err(State::decode)
+    }
+
+    // ----- idle side -----------------------------------------------------
+
+    /// Step 2a: announce the intent to halt (`Running -> Halting`).
+    pub(crate) fn prepare(&self) {
+        match self.policy {
+            Policy::StateMachine | Policy::AlwaysIpi => {
+                debug_assert_eq!(
+                    self.state(),
+                    State::Running,
+                    "prepare_to_halt on a core that is not Running"
+                );
+                // A plain store, not an RMW: from `Running` no waker writes
+                // (they only compare-exchange away from `Halting` and
+                // `Halted`, which only this core creates), so there is no
+                // concurrent write to lose.
+                self.store(State::Halting);
+            }
+            // Seed 004: the flag goes up only *after* the inbox check.
+            Policy::RacyFlag => {}
+            // Never halts: stays `Running`, so wakers never try to wake it.
+            Policy::Poll => {}
+        }
+    }
+
+    /// Step 2b: re-check the inbox after announcing `Halting`. Returns
+    /// whether there is work; if so the state is back to `Running`.
+    pub(crate) fn recheck<T>(&self, inbox: &Inbox<T>) -> bool {
+        let queued = match self.policy {
+            // The interlocked re-check: a Release RMW on the inbox count,
+            // pairing with every push's Acquire RMW (see `Inbox`).
+            Policy::StateMachine => inbox.recheck_for_halt(),
+            // Correct without interlock: every push is followed by an IPI,
+            // and an IPI that arrives while interrupts are disabled stays
+            // pending, so `sti; hlt` returns at once.
+            Policy::AlwaysIpi => inbox.len(),
+            // Seed 004's check: a plain read, *before* the flag goes up.
+            Policy::RacyFlag => inbox.len(),
+            Policy::Poll => inbox.len(),
+        };
+        if queued != 0 {
+            self.abort();
+        }
+        queued != 0
+    }
+
+    /// The idle core gives up this halt attempt (`Halting -> Running`).
+    pub(crate) fn abort(&self) {
+        match self.policy {
+            // A `DontSleep` written meanwhile is overwritten, which is right:
+            // the core is staying awake, which is all `DontSleep` asks.
+            Policy::StateMachine | Policy::AlwaysIpi => self.store(State::Running),
+            Policy::RacyFlag | Policy::Poll => {}
+        }
+    }
+
+    /// Step 3: commit to halting, or learn that a waker said not to.
+    pub(crate) fn commit(&self) -> CommitStep {
+        match self.policy {
+            Policy::StateMachine => {
+                // Compare-exchange, not a store: a waker may have swapped
+                // `Halting` for `DontSleep` since the re-check (it pushed
+                // after the re-check read the count). A store would overwrite
+                // its `DontSleep`, and it sends no IPI: the core would sleep
+                // on its work.
+                match self.compare_exchange(State::Halting, State::Halted) {
+                    Ok(_) => CommitStep::Halt,
+                    Err(State::DontSleep) => {
+                        // Consume it: back to `Running`, round the idle loop.
+                        self.store(State::Running);
+                        CommitStep::DontSleep
+                    }
+                    Err(other) => unreachable!(
+                        "commit from {other}: only a waker's DontSleep can replace Halting"
+                    ),
+                }
+            }
+            Policy::AlwaysIpi => {
+                // Informational: always-ipi's wakers ignore the state.
+                self.store(State::Halted);
+                CommitStep::Halt
+            }
+            Policy::RacyFlag => {
+                // THE SEED-004 BUG, on purpose: the "halting" flag goes up
+                // after the inbox check, with a plain store and no
+                // interlock. A waker that pushed and read the flag between
+                // the check and this store saw it down and sent nothing.
+                self.store(State::Halted);
+                CommitStep::Halt
+            }
+            Policy::Poll => CommitStep::Poll,
+        }
+    }
+
+    /// Step 4 (after `hlt` returns): back to `Running`.
+    pub(crate) fn woke_up(&self) {
+        match self.policy {
+            // A plain store: the only other writer from `Halted` is a waker's
+            // claim, which writes the same `Running`. If the claim comes
+            // second it fails (the core woke by itself; the claimer sends
+            // nothing), if it comes first its IPI may still arrive and make a
+            // later `hlt` return early: one spurious wakeup, never a lost one.
+            Policy::StateMachine | Policy::AlwaysIpi | Policy::RacyFlag => {
+                self.store(State::Running);
+            }
+            Policy::Poll => {}
+        }
+    }
+
+    // ----- waker side ----------------------------------------------------
+
+    /// The whole waker side, after a push into this core's inbox that found
+    /// it `was_empty` or not.
+    pub(crate) fn notify(&self, was_empty: bool) -> NotifyOutcome {
+        if let Some(why) = self.decide_without_read(was_empty) {
+            return NotifyOutcome {
+                action: Notify::NoIpi(why),
+                observed: None,
+            };
+        }
+        let observed = self.observe();
+        NotifyOutcome {
+            action: self.act(observed),
+            observed: Some(observed),
+        }
+    }
+
+    /// Waker step 0: the cases decided without reading the state at all.
+    pub(crate) fn decide_without_read(&self, was_empty: bool) -> Option<Elided> {
+        match self.policy {
+            // The inbox was already non-empty: the producer that made it so
+            // notifies, and the drain that takes its item takes this one.
+            // (Not under `always-ipi`, which by definition IPIs every time,
+            // nor `racy-flag`, which keeps seed 004's code as it was.)
+            Policy::StateMachine if !was_empty => Some(Elided::AlreadyPending),
+            Policy::Poll => Some(Elided::Polling),
+            _ => None,
+        }
+    }
+
+    /// Waker step 1: the one read of the target's state.
+    pub(crate) fn observe(&self) -> State {
+        // Relaxed: ordered after the push by the push's Acquire RMW (see
+        // `Inbox::push`). If the idle core's re-check preceded that RMW, this
+        // load cannot return anything older than the core's `Halting`.
+        self.state()
+    }
+
+    /// Waker step 2: act on what step 1 read. At most two compare-exchanges,
+    /// no loop.
+    pub(crate) fn act(&self, observed: State) -> Notify {
+        match self.policy {
+            Policy::StateMachine => match observed {
+                // It re-checks before it can halt, and that re-check comes
+                // after our push (crate docs): nothing to do, nothing written.
+                State::Running => Notify::NoIpi(Elided::TargetRunning),
+                // Someone already told it not to sleep.
+                State::DontSleep => Notify::NoIpi(Elided::AlreadyClaimed),
+                State::Halted => self.claim(),
+                State::Halting => {
+                    // Compare-exchange, not a store: the core may commit
+                    // `Halted` in between, and a blind `DontSleep` written
+                    // over `Halted` would leave it asleep with nobody sending
+                    // the IPI (and tell later wakers not to send one either).
+                    match self.compare_exchange(State::Halting, State::DontSleep) {
+                        Ok(_) => Notify::NoIpi(Elided::SetDontSleep),
+                        // It committed first: it is asleep, claim it.
+                        Err(State::Halted) => self.claim(),
+                        // Its re-check found work (or it aborted): awake.
+                        Err(State::Running) => Notify::NoIpi(Elided::TargetRunning),
+                        Err(State::DontSleep) => Notify::NoIpi(Elided::AlreadyClaimed),
+                        Err(State::Halting) => {
+                            unreachable!("a failed compare-exchange read the expected value")
+                        }
+                    }
+                }
+            },
+            Policy::AlwaysIpi => Notify::SendIpi,
+            // THE SEED-004 BUG, on purpose: act on a plain read of the flag,
+            // with no claim and no interlock with the core's check.
+            Policy::RacyFlag => match observed {
+                State::Halted => Notify::SendIpi,
+                _ => Notify::NoIpi(Elided::TargetRunning),
+            },
+            Policy::Poll => Notify::NoIpi(Elided::Polling),
+        }
+    }
+
+    /// Claims a halted core: `Halted -> Running`. The one waker whose
+    /// compare-exchange succeeds sends the IPI; any other finds `Running`
+    /// and sends nothing. Compare-exchange, not load + store: with a store,
+    /// every waker that read `Halted` would send its own IPI.
+    fn claim(&self) -> Notify {
+        match self.compare_exchange(State::Halted, State::Running) {
+            Ok(_) => Notify::SendIpi,
+            // Another waker claimed it (and sends the IPI), or it woke up by
+            // itself; either way it is, or is about to be, running, and it
+            // re-checks its inbox before halting again.
+            Err(_) => Notify::NoIpi(Elided::AlreadyClaimed),
+        }
+    }
+}

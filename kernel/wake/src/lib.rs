@@ -1,0 +1,182 @@
+//! Vigil's wake protocol: how an idle core goes to sleep, and how a core that
+//! gives it work decides whether to wake it, without ever losing a wakeup and
+//! without sending an IPI nobody needs.
+//!
+//! Portable and `no_std` (it needs `alloc`), free of `unsafe`, and tested on
+//! the host. Built with `RUSTFLAGS="--cfg loom"` the same code runs on loom's
+//! model-checked atomics and mutex (the switch is the private `sync` module).
+//!
+//! # What the scheduler calls
+//!
+//! One [`CoreWake<T>`] per core (`T` is a task handle): its idle state, its
+//! [`Inbox`] of work only it may run, and its [`Counters`].
+//!
+//! A **waker** giving core `t` a task, from core `me`:
+//!
+//! ```ignore
+//! let outcome = cores[t].send(task, &cores[me]);
+//! if outcome.send_ipi() {
+//!     apic.send_wakeup_ipi(t); // after `send` returns
+//! }
+//! ```
+//!
+//! The **idle loop** of core `me`, interrupts disabled throughout:
+//!
+//! ```ignore
+//! let me = &cores[this_core];
+//! let mut batch = VecDeque::new();
+//! loop {
+//!     if me.drain_into(&mut batch) > 0 {
+//!         run_queue.extend(batch.drain(..));
+//!         run(); // ...
+//!         continue;
+//!     }
+//!     match me.prepare_to_halt().try_halt() {
+//!         Commit::Halt(halted) => {
+//!             sti_hlt(); // `sti; hlt` in one asm block
+//!             halted.woke_up(&mut batch);
+//!         }
+//!         Commit::WorkArrived | Commit::DontSleep => {}
+//!         Commit::Poll => core::hint::spin_loop(),
+//!     }
+//! }
+//! ```
+//!
+//! The idle side's steps are single-use tokens ([`HaltAttempt`], [`Armed`],
+//! [`Halted`]) so they can only be taken in order; [`HaltAttempt::recheck`]
+//! and [`Armed::commit`] split [`HaltAttempt::try_halt`] for a caller that
+//! wants to look at other work between the two. A core does not `send` to
+//! itself to wake its own tasks (it may: that is counted and never asks for
+//! an IPI); it simply drains before it can halt.
+//!
+//! # The protocol (policy `state-machine`)
+//!
+//! Per core, one atomic [`State`]: `Running`, `Halting`, `Halted`,
+//! `DontSleep`.
+//!
+//! Idle core, interrupts disabled from the re-check to the `hlt`:
+//! 1. drain the inbox, run what is there;
+//! 2. `Running -> Halting` ([`CoreWake::prepare_to_halt`]), then re-check
+//!    the inbox ([`HaltAttempt::recheck`]); work: back to `Running`, loop;
+//! 3. `Halting -> Halted` by compare-exchange ([`Armed::commit`]); if a
+//!    waker wrote `DontSleep` meanwhile the exchange fails: back to
+//!    `Running`, loop, no halt and no IPI;
+//! 4. `sti; hlt`; when it returns, back to `Running` ([`Halted::woke_up`]).
+//!
+//! Waker, after pushing into the target's inbox ([`CoreWake::send`] does
+//! both): read the target's state once, then
+//! - `Running`: nothing (it re-checks before it can halt);
+//! - `Halting`: compare-exchange to `DontSleep`, no IPI (if the exchange
+//!   finds `Halted`, claim instead);
+//! - `Halted`: claim it, `Halted -> Running` by compare-exchange; the waker
+//!   whose exchange succeeds sends the one IPI, any other sends nothing;
+//! - `DontSleep`: nothing (another waker already told it).
+//!
+//! And if the push found the inbox non-empty, the waker does not even read
+//! the state: whoever made the inbox non-empty notifies, and the drain that
+//! takes that item takes this one.
+//!
+//! ## The invariant
+//!
+//! **If work is in a core's inbox, that core is not `Halted` without an IPI
+//! in flight** — once every waker that pushed has returned from its
+//! [`CoreWake::send`] and sent the IPI it was told to. Equivalently: no
+//! execution ends with a core asleep on work. Also: no halt gets two IPIs
+//! (the claim is a compare-exchange), and no IPI goes to a core that is
+//! running (the only IPI is sent after claiming a `Halted` core, and a
+//! `Halted` core is in its halt window until it wakes).
+//!
+//! ## Memory ordering
+//!
+//! The bug class is the **store-buffering** pattern. The idle core *writes*
+//! "I am halting" and then *reads* the inbox; the waker *writes* the inbox
+//! and then *reads* the core's state. With plain stores and loads, each read
+//! may miss the other side's write (a store may sit in a store buffer while
+//! the later load executes; in the language model, neither write
+//! happens-before the other side's read), so the core sees an empty inbox
+//! and halts while the waker sees a running core and sends nothing. Seed
+//! 004's flag was worse: it was not even written before the check. Closing
+//! the pattern needs, on *both* sides, either a full fence between the write
+//! and the read or a read-modify-write that orders them.
+//!
+//! This crate closes it with two read-modify-writes on the **same** atomic,
+//! the inbox's item count:
+//!
+//! * idle core: store `Halting` (Relaxed), then **re-check = `fetch_add(0)`,
+//!   Release** on the count;
+//! * waker: push under the lock, **`fetch_add(1)`, Acquire** on the count,
+//!   then load the state (Relaxed).
+//!
+//! Two RMWs on one atomic are totally ordered, and each reads the newest
+//! value. If the re-check comes first, the push's RMW reads from it (or from
+//! a later RMW in its release sequence: every change to the count is an RMW,
+//! see [`Inbox`]), so Release/Acquire make the core's `Halting` store
+//! happen-before the waker's state load, which therefore reads `Halting` or
+//! something later, and acts on it. If the push comes first, the re-check
+//! reads its increment and the core does not halt. No interleaving lets both
+//! miss. On x86 both are `lock`ed instructions, which drain the store buffer:
+//! no extra fence on the waker's path, so `send` to a running core costs
+//! exactly one read of its state and no write to it.
+//!
+//! The state atomic itself needs no ordering, only atomicity:
+//!
+//! | operation | side | ordering | why |
+//! |---|---|---|---|
+//! | re-check `count.fetch_add(0)` | idle | Release, RMW | heads the release sequence the push acquires: publishes `Halting` |
+//! | push `count.fetch_add(1)` | waker | Acquire, RMW | pairs with the re-check's Release; RMW so it reads the newest count |
+//! | drain `count.fetch_sub(n)` | idle | Relaxed, RMW | exact count; keeps release sequences unbroken |
+//! | `state.store(Halting)` | idle | Relaxed | published by the re-check's Release |
+//! | `state.load()` (notify) | waker | Relaxed | ordered after the push by its Acquire |
+//! | `Halting -> Halted` compare-exchange (commit) | idle | Relaxed | must be an RMW: a store would overwrite a waker's `DontSleep` |
+//! | `Halting -> DontSleep` compare-exchange | waker | Relaxed | must be an RMW: a store could overwrite `Halted`, and nobody would IPI |
+//! | `Halted -> Running` compare-exchange (claim) | waker | Relaxed | must be an RMW: with a store every waker would IPI |
+//! | `state.store(Running)` (abort, woke up) | idle | Relaxed | no waker writes from `Running`; a stale read is safe (below) |
+//!
+//! Why a waker may act on a stale state: its read is never older than the
+//! core's `Halting` of the episode whose re-check missed the push (above). A
+//! `Running` written *after* that is either a claim by another waker (whose
+//! IPI makes the core wake, drain, and re-check again, after this push) or
+//! the core's own abort or wakeup, after which the core re-checks again
+//! before any halt, and that re-check is after this push (otherwise this
+//! push would have acquired the later `Halting`). The work itself is handed
+//! over by the inbox lock, and from the IPI sender to the woken core by the
+//! IPI (the sender must not let the IPI overtake the push; see
+//! [`CoreWake::send`]).
+//!
+//! The loom model checks all of this: it passes for `state-machine` and
+//! `always-ipi`, it fails (as asserted) for `racy-flag`, and it fails when
+//! any of the RMWs or orderings above is weakened (see `tests/` and
+//! `mutants.sh`).
+//!
+//! # Policies
+//!
+//! See [`Policy`]: `state-machine` (above, the default), `always-ipi`,
+//! `racy-flag` (the seed-004 bug, a fault-injection fixture only) and
+//! `poll`.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+mod core_wake;
+mod counters;
+mod idle_state;
+mod inbox;
+mod notify;
+mod policy;
+mod state;
+mod sync;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+pub use core_wake::{Armed, Commit, CoreWake, HaltAttempt, Halted, Recheck};
+pub use counters::{CounterSnapshot, Counters};
+pub use inbox::{Inbox, Pushed};
+pub use notify::{Elided, Notify, NotifyOutcome};
+pub use policy::{Policy, UnknownPolicy};
+pub use state::State;

@@ -1,0 +1,62 @@
+//! The loom switch: the synchronisation primitives the protocol is built on.
+//!
+//! Normally these are `core`'s atomics and a `spin` ticket lock. Built with
+//! `RUSTFLAGS="--cfg loom"` they are loom's model-checked equivalents instead,
+//! so the protocol code in `idle_state.rs` and `inbox.rs` is the very same
+//! code in the kernel and under the model checker. The wrappers only paper
+//! over API differences (loom's `Mutex::lock` returns a `LockResult`, and
+//! neither loom type has a `const fn new`).
+//!
+//! The per-core statistics in `counters.rs` deliberately do *not* go through
+//! this switch: no protocol decision ever reads them, so modelling them would
+//! only multiply loom's state space without checking anything.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+/// A mutual-exclusion lock: a FIFO ticket spinlock on the kernel, loom's
+/// mutex under the model checker.
+pub(crate) struct Mutex<T> {
+    #[cfg(not(loom))]
+    inner: spin::mutex::TicketMutex<T>,
+    #[cfg(loom)]
+    inner: loom::sync::Mutex<T>,
+}
+
+/// The guard returned by [`Mutex::lock`].
+#[cfg(not(loom))]
+pub(crate) type MutexGuard<'a, T> = spin::mutex::TicketMutexGuard<'a, T>;
+/// The guard returned by [`Mutex::lock`].
+#[cfg(loom)]
+pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+impl<T> Mutex<T> {
+    /// Wraps `value` in an unlocked mutex.
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            inner: spin::mutex::TicketMutex::new(value),
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    /// Takes the lock, waiting (spinning, in the kernel) until it is free.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        #[cfg(not(loom))]
+        {
+            self.inner.lock()
+        }
+        #[cfg(loom)]
+        {
+            // A loom mutex is only poisoned if a model thread panicked while
+            // holding it, and then the model has already failed.
+            self.inner
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        }
+    }
+}
