@@ -15,6 +15,7 @@ mod ktest;
 mod memory;
 mod panic;
 mod params;
+mod smp;
 mod start;
 
 bootloader_api::entry_point!(start::kernel_main, config = &start::BOOTLOADER_CONFIG);

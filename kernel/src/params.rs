@@ -36,6 +36,8 @@ pub enum Fault {
     Hang,
     /// Touch an unmapped guard page.
     PageFault,
+    /// Overflow core 1's stack into its guard page.
+    ApStackOverflow,
 }
 
 /// The workload run in [`Mode::Run`].
@@ -63,7 +65,8 @@ pub struct BootParams {
     pub mode: Mode,
     /// `test=SUBSTRING`: run only tests whose name contains it.
     pub test_filter: Option<String>,
-    /// `fault=none|panic|triple-fault|hang|page-fault` (default `none`).
+    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow`
+    /// (default `none`).
     pub fault: Fault,
     /// `workload=none` (default `none`).
     pub workload: Workload,
@@ -212,6 +215,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                         ("triple-fault", Fault::TripleFault),
                         ("hang", Fault::Hang),
                         ("page-fault", Fault::PageFault),
+                        ("ap-stack-overflow", Fault::ApStackOverflow),
                     ],
                 )?
             }

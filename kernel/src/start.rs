@@ -3,7 +3,9 @@
 use crate::arch::{exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic, serial};
 use crate::exit::{ExitCode, exit};
 use crate::params::{self, BootParams, Fault, Mode, Workload};
-use crate::{console, heap, ktest, memory, println};
+use crate::smp::{cores, remote_call};
+use crate::{console, heap, ktest, memory, println, smp};
+use alloc::sync::Arc;
 use bootloader_api::BootInfo;
 use bootloader_api::config::{BootloaderConfig, Mapping};
 
@@ -34,6 +36,10 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     gdt::init_this_core();
 
     let params = load_params();
+    smp::bringup::start_all(boot_info.rsdp_addr.into_option());
+    // Every vector has a handler, the PIC is masked and the LAPIC timer is
+    // disarmed: from here on the bootstrap core takes interrupts like the APs.
+    x86_64::instructions::interrupts::enable();
     println!(
         "Vigil {} booted: heap {} MiB, mode {:?}, policy {:?}, seed {}",
         env!("CARGO_PKG_VERSION"),
@@ -102,6 +108,16 @@ fn inject(fault: Fault) {
         Fault::PageFault => {
             println!("injecting a page fault on a guard page");
             fault_injection::guard_page_read()
+        }
+        Fault::ApStackOverflow => {
+            if cores::count() < 2 {
+                println!("bad boot parameter: fault=ap-stack-overflow needs at least 2 cores");
+                exit(ExitCode::BadParameter)
+            }
+            println!("injecting a stack overflow on core 1");
+            let result =
+                remote_call::run_on(1, 60_000, Arc::new(|_| fault_injection::overflow_stack()));
+            panic!("core 1 survived a stack overflow: {result:?}")
         }
     }
 }

@@ -33,9 +33,7 @@ fn guard_page_fault_reported() -> TestResult {
     );
     let fault = fault_probe::probe_read_u64(guard + 16);
     let Err(fault) = fault else {
-        return Err(alloc::format!(
-            "read of guard page {guard:#x} did not fault"
-        ));
+        return Err(alloc::format!("read of guard page {guard:#x} did not fault").into());
     };
     ensure!(
         fault.address == guard + 16,

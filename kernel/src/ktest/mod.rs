@@ -7,3 +7,4 @@ mod fault_tests;
 mod heap_tests;
 mod params_tests;
 mod platform_tests;
+mod smp_tests;

@@ -71,7 +71,7 @@ fn rejects_bad_lines() -> TestResult {
     ];
     for (line, want) in cases {
         match parse(line) {
-            Ok(p) => return Err(format!("`{line}` was accepted as {p:?}")),
+            Ok(p) => return Err(format!("`{line}` was accepted as {p:?}").into()),
             Err(err) => {
                 let text = format!("{err}");
                 ensure!(

@@ -1,7 +1,7 @@
 //! Every in-kernel test, in the order they run.
 
 use super::runner::TestCase;
-use super::{fault_tests, heap_tests, params_tests, platform_tests};
+use super::{fault_tests, heap_tests, params_tests, platform_tests, smp_tests};
 
 /// The whole suite.
 pub static ALL: &[TestCase] = &[
@@ -18,4 +18,9 @@ pub static ALL: &[TestCase] = &[
     platform_tests::FW_CFG_CARRIES_PARAMS,
     platform_tests::DOUBLE_FAULT_IST,
     platform_tests::CONSOLE_PREFIX,
+    smp_tests::CORES_ONLINE,
+    smp_tests::ALL_PAIRS_IPI,
+    smp_tests::HALT_WOKEN_AFTER_HALT,
+    smp_tests::HALT_WOKEN_PENDING_BEFORE_STI,
+    smp_tests::ONESHOT_TIMER,
 ];

@@ -8,8 +8,39 @@ use crate::println;
 use alloc::string::String;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-/// A test's verdict: `Err` carries what went wrong.
-pub type TestResult = Result<(), String>;
+/// Why a test did not pass.
+#[derive(Debug, Clone)]
+pub enum NotPassed {
+    /// The check failed: what went wrong.
+    Failed(String),
+    /// The test cannot run in this configuration (e.g. needs 2 cores): why.
+    Skipped(String),
+}
+
+impl From<String> for NotPassed {
+    fn from(why: String) -> Self {
+        Self::Failed(why)
+    }
+}
+
+impl From<&str> for NotPassed {
+    fn from(why: &str) -> Self {
+        Self::Failed(why.into())
+    }
+}
+
+/// Jobs run on other cores report plain strings.
+impl From<NotPassed> for String {
+    fn from(not_passed: NotPassed) -> Self {
+        match not_passed {
+            NotPassed::Failed(why) => why,
+            NotPassed::Skipped(why) => alloc::format!("skipped: {why}"),
+        }
+    }
+}
+
+/// A test's verdict.
+pub type TestResult = Result<(), NotPassed>;
 
 /// One registered test.
 #[derive(Debug, Clone, Copy)]
@@ -25,8 +56,10 @@ pub struct TestCase {
 pub struct SuiteOutcome {
     /// Tests that returned `Ok`.
     pub passed: usize,
-    /// Tests that returned `Err`.
+    /// Tests that failed.
     pub failed: usize,
+    /// Tests that could not run in this configuration.
+    pub skipped: usize,
 }
 
 /// Index + 1 into the registry of the running test (0: none). Relaxed: read
@@ -51,6 +84,7 @@ pub fn run_suite(filter: Option<&str>) -> SuiteOutcome {
     let mut outcome = SuiteOutcome {
         passed: 0,
         failed: 0,
+        skipped: 0,
     };
     for (index, test) in selected {
         CURRENT.store(index + 1, Ordering::Relaxed);
@@ -59,14 +93,21 @@ pub fn run_suite(filter: Option<&str>) -> SuiteOutcome {
                 println!("test {} ... ok", test.name);
                 outcome.passed += 1;
             }
-            Err(why) => {
+            Err(NotPassed::Failed(why)) => {
                 println!("test {} ... FAILED: {why}", test.name);
                 outcome.failed += 1;
+            }
+            Err(NotPassed::Skipped(why)) => {
+                println!("test {} ... skipped ({why})", test.name);
+                outcome.skipped += 1;
             }
         }
         CURRENT.store(0, Ordering::Relaxed);
     }
-    println!("{} passed, {} failed", outcome.passed, outcome.failed);
+    println!(
+        "{} passed, {} failed, {} skipped",
+        outcome.passed, outcome.failed, outcome.skipped
+    );
     outcome
 }
 
@@ -75,7 +116,22 @@ pub fn run_suite(filter: Option<&str>) -> SuiteOutcome {
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
         if !$cond {
-            return Err(alloc::format!("{}:{}: {}", file!(), line!(), format_args!($($fmt)+)));
+            return Err(::core::convert::From::from($crate::ktest::runner::NotPassed::Failed(alloc::format!(
+                "{}:{}: {}",
+                file!(),
+                line!(),
+                format_args!($($fmt)+)
+            ))));
+        }
+    };
+}
+
+/// Skips the test (counted apart from passes) unless `cond` holds.
+#[macro_export]
+macro_rules! require {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err($crate::ktest::runner::NotPassed::Skipped(alloc::format!($($fmt)+)));
         }
     };
 }

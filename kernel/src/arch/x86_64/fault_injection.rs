@@ -38,3 +38,12 @@ pub fn guard_page_read() -> ! {
     let value = unsafe { guard.read_volatile() };
     unreachable!("read {value:#x} from an unmapped guard page")
 }
+
+/// Recurses until the stack runs into its guard page (each frame holds 1 KiB
+/// the optimiser cannot remove).
+#[allow(unconditional_recursion, reason = "the point is to overflow the stack")]
+pub fn overflow_stack() -> ! {
+    let frame = core::hint::black_box([0u8; 1024]);
+    core::hint::black_box(&frame);
+    overflow_stack()
+}

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
 use x86_64::registers::control::Cr3;
 use x86_64::structures::paging::{
-    Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, Size4KiB,
+    Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, PhysFrame, Size4KiB,
 };
 use x86_64::{PhysAddr, VirtAddr};
 
@@ -152,5 +152,60 @@ impl fmt::Display for GuardDescription {
             Some(owner) => write!(f, ": guard page of {} {}", owner.what, owner.index),
             None => Ok(()),
         }
+    }
+}
+
+/// Maps `bytes` of device memory at `phys` uncached (PCD|PWT) in Vigil's
+/// area and returns the virtual address of `phys`.
+pub fn map_mmio(phys: PhysAddr, bytes: u64) -> VirtAddr {
+    let first = phys.as_u64() & !(FRAME_BYTES - 1);
+    let pages = (phys.as_u64() + bytes - first).div_ceil(FRAME_BYTES);
+    let mut kva = KVA.lock();
+    let kva = kva.as_mut().expect("paging::init not called");
+    let virt = kva.next;
+    kva.next += pages * FRAME_BYTES;
+    assert!(kva.next <= kva.end, "kernel virtual area exhausted");
+    let flags = PageTableFlags::PRESENT
+        | PageTableFlags::WRITABLE
+        | PageTableFlags::NO_CACHE
+        | PageTableFlags::WRITE_THROUGH
+        | PageTableFlags::NO_EXECUTE;
+    let mut frames = FRAMES.lock();
+    for i in 0..pages {
+        let page = Page::<Size4KiB>::containing_address(VirtAddr::new(virt + i * FRAME_BYTES));
+        let frame = PhysFrame::containing_address(PhysAddr::new(first + i * FRAME_BYTES));
+        // SAFETY: `page` is fresh in Vigil's own slot; `frame` is device
+        // memory (not RAM the allocator hands out), mapped uncached so device
+        // register reads and writes reach the device in program order.
+        unsafe { kva.mapper.map_to(page, frame, flags, &mut *frames) }
+            .expect("MMIO page already mapped")
+            .flush();
+    }
+    VirtAddr::new(virt + (phys.as_u64() - first))
+}
+
+/// Identity-maps the low page at `phys` (executable, writable) for the AP
+/// trampoline, which runs with paging turned on at that very address.
+pub fn identity_map_low_page(phys: PhysAddr) {
+    let mut kva = KVA.lock();
+    let kva = kva.as_mut().expect("paging::init not called");
+    let frame = PhysFrame::<Size4KiB>::containing_address(phys);
+    let flags = PageTableFlags::PRESENT | PageTableFlags::WRITABLE;
+    let mut frames = FRAMES.lock();
+    // SAFETY: low memory below 1 MiB is unmapped by the bootloader and never
+    // handed out by the frame allocator; the trampoline owns this page.
+    unsafe { kva.mapper.identity_map(frame, flags, &mut *frames) }
+        .expect("trampoline page already mapped")
+        .flush();
+}
+
+/// Removes the trampoline's identity mapping once every AP has left it.
+pub fn unmap_low_page(phys: PhysAddr) {
+    let mut kva = KVA.lock();
+    let kva = kva.as_mut().expect("paging::init not called");
+    let page = Page::<Size4KiB>::containing_address(VirtAddr::new(phys.as_u64()));
+    match kva.mapper.unmap(page) {
+        Ok((_, flush)) => flush.flush(),
+        Err(err) => log::warn!("trampoline page was not mapped: {err:?}"),
     }
 }

@@ -1,0 +1,168 @@
+//! Bringing every core online: discover CPUs in the MADT, enable the local
+//! APIC and calibrate timers on the bootstrap core, give each AP a stack with
+//! a guard page, then start all APs at once with one broadcast INIT-SIPI-SIPI
+//! (not a serial 10 ms per core) and wait for them to check in.
+
+use super::{cores, remote_call};
+use crate::arch::paging::{self, GuardOwner};
+use crate::arch::trampoline::{self, TrampolineParams};
+use crate::arch::{acpi_madt, ap_entry, exceptions, gdt, lapic, percpu, pit, tsc};
+use crate::exit::{ExitCode, exit};
+use crate::println;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use x86_64::registers::control::Cr3;
+
+/// Stack size of each AP's boot (idle) context.
+const AP_STACK_BYTES: u64 = 64 * 1024;
+/// INIT to first SIPI: the architectural 10 ms.
+const INIT_TO_SIPI_US: u64 = 10_000;
+/// Between the two SIPIs: the architectural 200 µs.
+const SIPI_TO_SIPI_US: u64 = 200;
+/// How long the bootstrap core waits for every AP before giving up.
+const CHECKIN_TIMEOUT_MS: u64 = 5_000;
+
+static DISCOVERED: AtomicUsize = AtomicUsize::new(1);
+static BRINGUP_US: AtomicU64 = AtomicU64::new(0);
+
+/// Number of enabled CPUs the MADT listed.
+pub fn discovered() -> usize {
+    DISCOVERED.load(Ordering::Relaxed)
+}
+
+/// Guest time from the first SIPI to the last AP check-in, in µs.
+pub fn bringup_us() -> u64 {
+    BRINGUP_US.load(Ordering::Relaxed)
+}
+
+/// Brings every core online (bootstrap core only). A missing or malformed
+/// MADT, or an AP that never checks in, ends the run with a clear error.
+pub fn start_all(rsdp_phys: Option<u64>) {
+    let topology = match acpi_madt::discover(rsdp_phys) {
+        Ok(t) => t,
+        Err(err) => {
+            println!("boot error: CPU discovery failed: {err}");
+            exit(ExitCode::Failed)
+        }
+    };
+    DISCOVERED.store(topology.apic_ids.len(), Ordering::Relaxed);
+    lapic::init_bootstrap(topology.lapic_phys);
+    let bsp_apic = lapic::id();
+    let mut apic_ids: Vec<u32> = Vec::with_capacity(topology.apic_ids.len());
+    apic_ids.push(bsp_apic);
+    apic_ids.extend(
+        topology
+            .apic_ids
+            .iter()
+            .copied()
+            .filter(|&id| id != bsp_apic),
+    );
+    if apic_ids.len() > cores::MAX_CORES {
+        log::warn!(
+            "{} CPUs in the MADT; booting the compiled maximum of {}",
+            apic_ids.len(),
+            cores::MAX_CORES
+        );
+        apic_ids.truncate(cores::MAX_CORES);
+    }
+    cores::register(&apic_ids);
+    percpu::install(Box::leak(Box::new(percpu::PerCore {
+        index: 0,
+        apic_id: bsp_apic,
+    })));
+    cores::mark_online(0);
+    println!(
+        "smp: {} CPU(s) in the MADT, {} mode, LAPIC timer {} ticks/ms, TSC {} ticks/ms{}",
+        apic_ids.len(),
+        if lapic::is_x2apic() {
+            "x2APIC"
+        } else {
+            "xAPIC"
+        },
+        lapic::timer_ticks_per_ms(),
+        tsc::ticks_per_ms(),
+        if lapic::uses_tsc_deadline() {
+            ", TSC-deadline"
+        } else {
+            ""
+        }
+    );
+    if apic_ids.len() > 1 {
+        start_aps(&apic_ids);
+    }
+    println!(
+        "smp: {} of {} cores online, bring-up {} us (first SIPI to last check-in)",
+        cores::online_count(),
+        apic_ids.len(),
+        bringup_us()
+    );
+}
+
+fn start_aps(apic_ids: &[u32]) {
+    let stacks: Vec<(u32, u64)> = apic_ids
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(index, &apic)| {
+            let stack = paging::map_stack(
+                AP_STACK_BYTES,
+                GuardOwner {
+                    what: "core stack",
+                    index,
+                },
+            );
+            (apic, stack.top.as_u64())
+        })
+        .collect();
+    let (pml4, _) = Cr3::read();
+    let vector = trampoline::install(&TrampolineParams {
+        pml4_phys: pml4.start_address().as_u64(),
+        entry: ap_entry::ap_entry,
+        stacks: &stacks,
+    });
+    lapic::send_init_to_all_others();
+    pit::wait_us(INIT_TO_SIPI_US);
+    let first_sipi = tsc::now();
+    lapic::send_startup_to_all_others(vector);
+    pit::wait_us(SIPI_TO_SIPI_US);
+    lapic::send_startup_to_all_others(vector);
+    let deadline = tsc::now() + tsc::us_to_ticks(CHECKIN_TIMEOUT_MS * 1000);
+    while cores::online_count() < apic_ids.len() && tsc::now() < deadline {
+        core::hint::spin_loop();
+    }
+    let last = (0..apic_ids.len())
+        .map(cores::checkin_tsc)
+        .max()
+        .unwrap_or(first_sipi);
+    BRINGUP_US.store(
+        tsc::ticks_to_us(last.saturating_sub(first_sipi)),
+        Ordering::Relaxed,
+    );
+    let missing: Vec<u32> = (0..apic_ids.len())
+        .filter(|&i| !cores::is_online(i))
+        .map(|i| apic_ids[i])
+        .collect();
+    if !missing.is_empty() {
+        println!(
+            "boot error: APs with APIC ids {missing:?} did not check in within {CHECKIN_TIMEOUT_MS} ms"
+        );
+        exit(ExitCode::Failed)
+    }
+    trampoline::remove();
+}
+
+/// The first Rust code an AP runs (on its own stack, interrupts off).
+pub fn ap_main(apic_id: u32) -> ! {
+    let Some(index) = cores::index_of_apic(apic_id) else {
+        // Not in the table (cannot happen: the trampoline only starts CPUs
+        // that have a stack). Park silently rather than corrupt a slot.
+        crate::arch::halt::halt_forever()
+    };
+    percpu::install(Box::leak(Box::new(percpu::PerCore { index, apic_id })));
+    gdt::init_this_core();
+    exceptions::load_idt();
+    lapic::init_this_core();
+    cores::mark_online(index);
+    remote_call::serve_forever(index)
+}
