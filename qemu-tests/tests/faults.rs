@@ -1,0 +1,76 @@
+//! Injected faults are reported as what they are, never as success.
+
+use qemu_tests::{boot, describe};
+use xtask::Verdict;
+
+const FAULT_TIMEOUT_S: u64 = 120;
+/// Short on purpose: the guest hangs forever, the harness must cut it off.
+const HANG_TIMEOUT_S: u64 = 20;
+
+#[test]
+fn panic_is_reported_with_core_id_and_message() {
+    let outcome = boot(1, FAULT_TIMEOUT_S, &["mode=test", "fault=panic"]);
+    assert_eq!(outcome.verdict, Verdict::Panic, "{}", describe(&outcome));
+    assert_eq!(outcome.exit_status, Some(37), "{}", describe(&outcome));
+    let panic_line = outcome
+        .serial
+        .lines()
+        .find(|line| line.contains("PANIC at "))
+        .unwrap_or_else(|| panic!("no PANIC line\n{}", describe(&outcome)));
+    assert!(
+        panic_line.starts_with("[c0] PANIC at "),
+        "{}",
+        describe(&outcome)
+    );
+    // `PANIC at file:line: message`: the message follows the location.
+    let after_location = panic_line.splitn(3, ':').nth(2).unwrap_or("");
+    assert!(!after_location.trim().is_empty(), "{}", describe(&outcome));
+}
+
+#[test]
+fn triple_fault_is_a_failure_not_a_success() {
+    let outcome = boot(1, FAULT_TIMEOUT_S, &["mode=test", "fault=triple-fault"]);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::TripleFault,
+        "{}",
+        describe(&outcome)
+    );
+    assert_eq!(outcome.exit_status, Some(0), "{}", describe(&outcome));
+    assert!(!outcome.verdict.is_success());
+    assert_eq!(
+        outcome.verdict_line(),
+        "vigil: FAILED (triple fault: QEMU exited with status 0)"
+    );
+}
+
+#[test]
+fn hang_is_cut_off_at_the_timeout_and_examined() {
+    let outcome = boot(2, HANG_TIMEOUT_S, &["mode=test", "fault=hang"]);
+    assert_eq!(outcome.verdict, Verdict::Timeout, "{}", describe(&outcome));
+    assert_eq!(outcome.exit_status, None);
+    assert_eq!(outcome.verdict_line(), "vigil: FAILED (timeout after 20 s)");
+    assert!(
+        outcome.elapsed.as_secs() < HANG_TIMEOUT_S + 30,
+        "took {:?} to kill a hung guest",
+        outcome.elapsed
+    );
+    // The monitor was asked for every vCPU's registers before the kill.
+    let registers = outcome.registers_at_timeout.as_deref().unwrap_or("");
+    assert!(registers.contains("CPU#0"), "registers: {registers}");
+    assert!(registers.contains("CPU#1"), "registers: {registers}");
+    assert!(registers.contains("RIP="), "registers: {registers}");
+}
+
+#[test]
+fn page_fault_is_reported_as_a_cpu_exception() {
+    let outcome = boot(1, FAULT_TIMEOUT_S, &["mode=test", "fault=page-fault"]);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::Exception,
+        "{}",
+        describe(&outcome)
+    );
+    assert_eq!(outcome.exit_status, Some(41), "{}", describe(&outcome));
+    assert!(outcome.serial.contains("[c0]"), "{}", describe(&outcome));
+}
