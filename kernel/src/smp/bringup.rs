@@ -12,6 +12,7 @@ use crate::println;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use spin::Once;
 use x86_64::registers::control::Cr3;
 
 /// Stack size of each AP's boot (idle) context.
@@ -22,6 +23,10 @@ const INIT_TO_SIPI_US: u64 = 10_000;
 const SIPI_TO_SIPI_US: u64 = 200;
 /// How long the bootstrap core waits for every AP before giving up.
 const CHECKIN_TIMEOUT_MS: u64 = 5_000;
+
+/// What each AP loads on its way in, prepared by the bootstrap core.
+static AP_SETUP: [Once<(&'static percpu::PerCore, &'static gdt::CoreTables)>; cores::MAX_CORES] =
+    [const { Once::new() }; cores::MAX_CORES];
 
 static DISCOVERED: AtomicUsize = AtomicUsize::new(1);
 static BRINGUP_US: AtomicU64 = AtomicU64::new(0);
@@ -105,6 +110,11 @@ fn start_aps(apic_ids: &[u32]) {
         .enumerate()
         .skip(1)
         .map(|(index, &apic)| {
+            let block: &'static percpu::PerCore = Box::leak(Box::new(percpu::PerCore {
+                index,
+                apic_id: apic,
+            }));
+            AP_SETUP[index].call_once(|| (block, gdt::build()));
             let stack = paging::map_stack(
                 AP_STACK_BYTES,
                 GuardOwner {
@@ -154,13 +164,19 @@ fn start_aps(apic_ids: &[u32]) {
 
 /// The first Rust code an AP runs (on its own stack, interrupts off).
 pub fn ap_main(apic_id: u32) -> ! {
+    // Neither lookup can fail (the trampoline only starts CPUs that have a
+    // stack, and every stack comes with a setup); if one does, say so and
+    // park instead of corrupting another core's slot.
     let Some(index) = cores::index_of_apic(apic_id) else {
-        // Not in the table (cannot happen: the trampoline only starts CPUs
-        // that have a stack). Park silently rather than corrupt a slot.
+        crate::emergency_println!("boot error: AP with APIC id {apic_id} is not in the core table");
         crate::arch::halt::halt_forever()
     };
-    percpu::install(Box::leak(Box::new(percpu::PerCore { index, apic_id })));
-    gdt::init_this_core();
+    let Some(&(block, tables)) = AP_SETUP[index].get() else {
+        crate::emergency_println!("boot error: core {index} (APIC id {apic_id}) has no setup");
+        crate::arch::halt::halt_forever()
+    };
+    percpu::install(block);
+    gdt::load(tables);
     exceptions::load_idt();
     lapic::init_this_core();
     cores::mark_online(index);

@@ -8,7 +8,7 @@ use alloc::vec;
 use x86_64::VirtAddr;
 use x86_64::instructions::segmentation::{CS, DS, ES, SS, Segment};
 use x86_64::instructions::tables::load_tss;
-use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable};
+use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable, SegmentSelector};
 use x86_64::structures::tss::TaskStateSegment;
 
 /// IST slot (0-based, as the TSS array is indexed) used by the double-fault
@@ -16,9 +16,19 @@ use x86_64::structures::tss::TaskStateSegment;
 pub const DOUBLE_FAULT_IST_INDEX: u16 = 0;
 const DOUBLE_FAULT_STACK_BYTES: usize = 16 * 1024;
 
-/// Builds this core's GDT and TSS on the heap (they live for the rest of the
-/// run) and loads them. Called once per core, after the heap is up.
-pub fn init_this_core() {
+/// One core's descriptor tables, built once and loaded by that core.
+#[derive(Debug)]
+pub struct CoreTables {
+    gdt: GlobalDescriptorTable,
+    code: SegmentSelector,
+    data: SegmentSelector,
+    tss: SegmentSelector,
+}
+
+/// Builds a core's GDT, TSS and double-fault stack on the heap (they live for
+/// the rest of the run). The bootstrap core builds every AP's tables before
+/// starting them, so APs need no heap on their way in.
+pub fn build() -> &'static CoreTables {
     let df_stack: &'static mut [u8] =
         Box::leak(vec![0u8; DOUBLE_FAULT_STACK_BYTES].into_boxed_slice());
     let df_stack_top = VirtAddr::from_ptr(df_stack.as_ptr_range().end);
@@ -30,19 +40,34 @@ pub fn init_this_core() {
     let mut gdt = GlobalDescriptorTable::new();
     let code = gdt.append(Descriptor::kernel_code_segment());
     let data = gdt.append(Descriptor::kernel_data_segment());
-    let tss_selector = gdt.append(Descriptor::tss_segment(tss));
-    let gdt: &'static GlobalDescriptorTable = Box::leak(Box::new(gdt));
-    gdt.load();
+    let tss = gdt.append(Descriptor::tss_segment(tss));
+    Box::leak(Box::new(CoreTables {
+        gdt,
+        code,
+        data,
+        tss,
+    }))
+}
+
+/// Loads `tables` on this core. Each `CoreTables` must be loaded by exactly
+/// one core (loading marks its TSS descriptor busy).
+pub fn load(tables: &'static CoreTables) {
+    tables.gdt.load();
     // SAFETY: the selectors index descriptors of the GDT just loaded (which
     // is 'static); the code/data descriptors are flat 64-bit kernel segments,
     // and the TSS descriptor points at a 'static TSS used by no other core.
     unsafe {
-        CS::set_reg(code);
-        SS::set_reg(data);
-        DS::set_reg(data);
-        ES::set_reg(data);
-        load_tss(tss_selector);
+        CS::set_reg(tables.code);
+        SS::set_reg(tables.data);
+        DS::set_reg(tables.data);
+        ES::set_reg(tables.data);
+        load_tss(tables.tss);
     }
+}
+
+/// Builds and loads this core's tables (the bootstrap core, after the heap).
+pub fn init_this_core() {
+    load(build());
 }
 
 /// The double-fault IST stack top of this core's loaded TSS (0 if none).
