@@ -18,14 +18,11 @@ struct Cli {
 
 /// Parses the command line (clap exits 2 on bad usage), writes the images
 /// and prints their paths. A kernel that is missing or not an ELF file is
-/// bad input: exit status 2; any other failure: exit status 1.
+/// bad input: exit status 2; a failure to write the images: exit status 1.
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !cli.kernel_elf.is_file() {
-        eprintln!(
-            "vigil-boot: kernel ELF {} does not exist or is not a file",
-            cli.kernel_elf.display()
-        );
+    if let Err(err) = vigil_boot::check_kernel(&cli.kernel_elf) {
+        eprintln!("vigil-boot: {err:#}");
         return ExitCode::from(2);
     }
     let out_dir = match cli.out_dir {
@@ -44,8 +41,7 @@ pub(crate) fn main() -> ExitCode {
         }
         Err(err) => {
             eprintln!("vigil-boot: {err:#}");
-            let not_elf = err.to_string().contains("is not an ELF file");
-            ExitCode::from(if not_elf { 2 } else { 1 })
+            ExitCode::FAILURE
         }
     }
 }

@@ -63,6 +63,7 @@ pub fn create_uefi_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
 /// Writes both images into `out_dir` (created if missing) under the names
 /// [`BIOS_IMAGE_NAME`] and [`UEFI_IMAGE_NAME`].
 pub fn create_images(kernel_elf: &Path, out_dir: &Path) -> Result<ImagePaths> {
+    check_kernel(kernel_elf)?;
     fs::create_dir_all(out_dir)
         .with_context(|| format!("creating output directory {}", out_dir.display()))?;
     let paths = ImagePaths {
@@ -76,7 +77,7 @@ pub fn create_images(kernel_elf: &Path, out_dir: &Path) -> Result<ImagePaths> {
 
 /// Fails early, with the path in the message, when the kernel is not a
 /// readable ELF file (the bootloader's own error would be less direct).
-fn check_kernel(kernel_elf: &Path) -> Result<()> {
+pub fn check_kernel(kernel_elf: &Path) -> Result<()> {
     let bytes = fs::read(kernel_elf)
         .with_context(|| format!("reading kernel ELF {}", kernel_elf.display()))?;
     if bytes.len() < 4 || bytes[..4] != *b"\x7fELF" {
@@ -125,7 +126,22 @@ mod tests {
         fs::write(&kernel, b"not an elf").unwrap();
         let err = create_images(&kernel, &dir.path().join("images")).unwrap_err();
         assert!(format!("{err:#}").contains("is not an ELF file"), "{err:#}");
-        assert!(!dir.path().join("images").join(BIOS_IMAGE_NAME).exists());
+        assert!(!dir.path().join("images").exists());
+    }
+
+    #[test]
+    fn images_are_bootable_disk_layouts() {
+        // Any ELF will do for the layout: use this test binary.
+        let kernel = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let paths = create_images(&kernel, &dir.path().join("images")).unwrap();
+        let bios = fs::read(&paths.bios).unwrap();
+        assert_eq!(bios[510..512], [0x55, 0xaa], "MBR boot signature");
+        let uefi = fs::read(&paths.uefi).unwrap();
+        assert_eq!(&uefi[512..520], b"EFI PART", "GPT header at LBA 1");
+        let kernel_len = fs::metadata(&kernel).unwrap().len() as usize;
+        assert!(bios.len() > kernel_len && uefi.len() > kernel_len);
+        assert_eq!(fs::read_dir(dir.path().join("images")).unwrap().count(), 2);
     }
 
     #[test]

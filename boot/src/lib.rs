@@ -3,4 +3,7 @@
 
 mod images;
 
-pub use images::{ImagePaths, create_bios_image, create_images, create_uefi_image};
+pub use images::{
+    BIOS_IMAGE_NAME, ImagePaths, UEFI_IMAGE_NAME, boot_config, check_kernel, create_bios_image,
+    create_images, create_uefi_image,
+};
