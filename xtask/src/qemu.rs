@@ -128,15 +128,16 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
             install::QEMU_PACKAGE
         ))
     })?;
-    let ovmf = match config.uefi {
-        true => Some(install::find_ovmf().ok_or_else(|| {
+    let ovmf = if config.uefi {
+        Some(install::find_ovmf().ok_or_else(|| {
             XtaskError::usage(format!(
                 "OVMF firmware not found (looked at {}): install the Debian package {}",
                 install::OVMF_CANDIDATES.join(", "),
                 install::OVMF_PACKAGE
             ))
-        })?),
-        false => None,
+        })?)
+    } else {
+        None
     };
 
     // A private directory per run: its own copy of the disk image (QEMU
@@ -166,9 +167,10 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     if config.echo {
         eprintln!("xtask: booting: {command_line}");
     }
-    let (echo_serial, echo_stderr) = match config.echo {
-        true => (Echo::Stdout, Echo::Stderr),
-        false => (Echo::Off, Echo::Off),
+    let (echo_serial, echo_stderr) = if config.echo {
+        (Echo::Stdout, Echo::Stderr)
+    } else {
+        (Echo::Off, Echo::Off)
     };
 
     let started = Instant::now();

@@ -15,7 +15,7 @@ use crate::kernel_build::{BuildConfig, build_kernel};
 use crate::process::{Echo, KilledOnDrop};
 use crate::qemu::{self, RunConfig};
 use crate::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
-use crate::verdict::Verdict;
+use crate::verdict::{QemuExit, Verdict};
 use crate::workspace::{cargo, display_command, loom_target_dir};
 
 /// Core counts the in-kernel suite is booted with.
@@ -110,7 +110,8 @@ fn cargo_test_step(name: &str, command: Command) -> StepResult {
     });
     match outcome {
         Ok(finished) => {
-            let succeeded = finished.exit == crate::verdict::QemuExit::Status(0);
+            // `Finished` describes any child; for cargo only status 0 is a pass.
+            let succeeded = finished.exit == QemuExit::Status(0);
             let (counts, problem) =
                 cargo_step_counts(sum_cargo_results(&finished.stdout), succeeded);
             StepResult {
