@@ -1,20 +1,31 @@
 //! Parsing test results out of text: cargo's `test result:` lines and the
-//! kernel's serial output in test mode (`[cN] test NAME ... ok`, then
-//! `[cN] P passed, F failed`).
+//! kernel's serial output in test mode (`[cN] test NAME ... ok|FAILED|
+//! skipped (why)`, then `[cN] P passed, F failed[, S skipped]`).
 
-/// Passed/failed counts, added up across steps.
+/// Passed/failed/skipped counts, added up across steps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Tests that passed.
     pub passed: u64,
     /// Tests that failed (or steps that broke without naming a test).
     pub failed: u64,
+    /// Tests that did not run (cargo's `ignored`, the kernel's `skipped`).
+    pub skipped: u64,
 }
 
 impl Counts {
-    /// Counts with these values.
+    /// Counts with these values and nothing skipped.
     pub const fn new(passed: u64, failed: u64) -> Self {
-        Self { passed, failed }
+        Self {
+            passed,
+            failed,
+            skipped: 0,
+        }
+    }
+
+    /// The same counts with `skipped` set.
+    pub const fn with_skipped(self, skipped: u64) -> Self {
+        Self { skipped, ..self }
     }
 }
 
@@ -22,6 +33,7 @@ impl std::ops::AddAssign for Counts {
     fn add_assign(&mut self, other: Self) {
         self.passed += other.passed;
         self.failed += other.failed;
+        self.skipped += other.skipped;
     }
 }
 
@@ -34,6 +46,7 @@ pub fn parse_cargo_result_line(line: &str) -> Option<Counts> {
         .or_else(|| rest.strip_prefix("FAILED."))?;
     let mut passed = None;
     let mut failed = None;
+    let mut ignored = 0;
     for part in rest.split(';') {
         let mut words = part.split_whitespace();
         let (Some(number), Some(label)) = (words.next(), words.next()) else {
@@ -42,10 +55,11 @@ pub fn parse_cargo_result_line(line: &str) -> Option<Counts> {
         match label {
             "passed" => passed = number.parse().ok(),
             "failed" => failed = number.parse().ok(),
+            "ignored" => ignored = number.parse().unwrap_or(0),
             _ => {}
         }
     }
-    Some(Counts::new(passed?, failed?))
+    Some(Counts::new(passed?, failed?).with_skipped(ignored))
 }
 
 /// Adds up every cargo `test result:` line in `output`.
@@ -66,41 +80,67 @@ pub fn strip_core_prefix(line: &str) -> Option<(u32, &str)> {
     Some((core, message.strip_prefix(' ').unwrap_or(message)))
 }
 
+/// How one in-kernel test case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseResult {
+    /// `... ok`
+    Ok,
+    /// `... FAILED`
+    Failed,
+    /// `... skipped` (optionally followed by the reason)
+    Skipped,
+}
+
 /// Outcome of one in-kernel test case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelTestCase {
     /// The test's name as the kernel printed it.
     pub name: String,
-    /// Whether it printed `ok` (`FAILED` otherwise).
-    pub ok: bool,
+    /// How it ended.
+    pub result: CaseResult,
 }
 
-/// Parses `test NAME ... ok` / `test NAME ... FAILED` (after the core prefix).
+/// Parses `test NAME ... ok`, `test NAME ... FAILED` or
+/// `test NAME ... skipped (why)` (after the core prefix).
 pub fn parse_kernel_test_line(message: &str) -> Option<KernelTestCase> {
     let rest = message.trim_end().strip_prefix("test ")?;
-    let (name, result) = rest.rsplit_once(" ... ")?;
-    let ok = match result {
-        "ok" => true,
-        "FAILED" => false,
+    let (name, result) = rest.split_once(" ... ")?;
+    let result = match result {
+        "ok" => CaseResult::Ok,
+        "FAILED" => CaseResult::Failed,
+        "skipped" => CaseResult::Skipped,
+        other if other.starts_with("skipped (") => CaseResult::Skipped,
         _ => return None,
     };
     Some(KernelTestCase {
         name: name.to_string(),
-        ok,
+        result,
     })
 }
 
-/// Parses the kernel's closing line `P passed, F failed` (after the core
-/// prefix; nothing else may be on the line).
+/// Parses the kernel's closing line `P passed, F failed` with an optional
+/// `, S skipped` (after the core prefix; nothing else may be on the line).
 pub fn parse_summary_line(message: &str) -> Option<Counts> {
-    let (passed, failed) = message.trim_end().split_once(", ")?;
-    let passed = passed.strip_suffix(" passed")?;
-    let failed = failed.strip_suffix(" failed")?;
-    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(passed) || !all_digits(failed) {
+    let mut parts = message.trim_end().split(", ");
+    let passed = count_of(parts.next()?, " passed")?;
+    let failed = count_of(parts.next()?, " failed")?;
+    let skipped = match parts.next() {
+        Some(part) => count_of(part, " skipped")?,
+        None => 0,
+    };
+    if parts.next().is_some() {
         return None;
     }
-    Some(Counts::new(passed.parse().ok()?, failed.parse().ok()?))
+    Some(Counts::new(passed, failed).with_skipped(skipped))
+}
+
+/// `"12 passed"` with suffix `" passed"` gives 12; anything else `None`.
+fn count_of(part: &str, suffix: &str) -> Option<u64> {
+    let digits = part.strip_suffix(suffix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// What the kernel's serial output says about its test suite.
@@ -131,15 +171,21 @@ impl KernelSuiteReport {
 
     /// Counts from the individual test lines.
     pub fn case_counts(&self) -> Counts {
-        let passed = self.cases.iter().filter(|case| case.ok).count() as u64;
-        Counts::new(passed, self.cases.len() as u64 - passed)
+        let count = |result| {
+            self.cases
+                .iter()
+                .filter(|case| case.result == result)
+                .count() as u64
+        };
+        Counts::new(count(CaseResult::Ok), count(CaseResult::Failed))
+            .with_skipped(count(CaseResult::Skipped))
     }
 
     /// Names of the tests that printed `FAILED`.
     pub fn failed_names(&self) -> Vec<&str> {
         self.cases
             .iter()
-            .filter(|case| !case.ok)
+            .filter(|case| case.result == CaseResult::Failed)
             .map(|case| case.name.as_str())
             .collect()
     }
@@ -155,7 +201,7 @@ mod tests {
             parse_cargo_result_line(
                 "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s"
             ),
-            Some(Counts::new(12, 0))
+            Some(Counts::new(12, 0).with_skipped(1))
         );
         assert_eq!(
             parse_cargo_result_line(
@@ -189,22 +235,30 @@ mod tests {
         assert_eq!(strip_core_prefix("BdsDxe: loading"), None);
     }
 
+    fn case(name: &str, result: CaseResult) -> Option<KernelTestCase> {
+        Some(KernelTestCase {
+            name: name.into(),
+            result,
+        })
+    }
+
     #[test]
     fn kernel_test_lines_are_parsed() {
         assert_eq!(
             parse_kernel_test_line("test wake::claim ... ok"),
-            Some(KernelTestCase {
-                name: "wake::claim".into(),
-                ok: true
-            })
+            case("wake::claim", CaseResult::Ok)
         );
         assert_eq!(
             parse_kernel_test_line("test sched::fork join ... FAILED\r"),
-            Some(KernelTestCase {
-                name: "sched::fork join".into(),
-                ok: false
-            })
+            case("sched::fork join", CaseResult::Failed)
         );
+        assert_eq!(
+            parse_kernel_test_line(
+                "test smp::all_pairs_ipi ... skipped (needs at least 2 cores, have 1)"
+            ),
+            case("smp::all_pairs_ipi", CaseResult::Skipped)
+        );
+        assert_eq!(parse_kernel_test_line("test a ... skippedx"), None);
         assert_eq!(parse_kernel_test_line("test wake::claim ... "), None);
         assert_eq!(parse_kernel_test_line("testing ... ok"), None);
     }
@@ -222,6 +276,18 @@ mod tests {
         assert_eq!(parse_summary_line("total: 3 passed, 1 failed"), None);
         assert_eq!(parse_summary_line("3 passed; 1 failed"), None);
         assert_eq!(parse_summary_line("-3 passed, 1 failed"), None);
+        assert_eq!(
+            parse_summary_line("15 passed, 0 failed, 3 skipped"),
+            Some(Counts::new(15, 0).with_skipped(3))
+        );
+        assert_eq!(
+            parse_summary_line("15 passed, 0 failed, 3 skipped, 1 other"),
+            None
+        );
+        assert_eq!(
+            parse_summary_line("15 passed, 0 failed, three skipped"),
+            None
+        );
     }
 
     #[test]
@@ -231,11 +297,12 @@ mod tests {
             [c1] test wake::b ... FAILED\n\
             [c1] assertion failed\n\
             [c0] test sched::c ... ok\n\
-            [c0] 2 passed, 1 failed\n";
+            [c0] test smp::d ... skipped (needs at least 2 cores, have 1)\n\
+            [c0] 2 passed, 1 failed, 1 skipped\n";
         let report = KernelSuiteReport::parse(serial);
-        assert_eq!(report.cases.len(), 3);
-        assert_eq!(report.case_counts(), Counts::new(2, 1));
-        assert_eq!(report.summary, Some(Counts::new(2, 1)));
+        assert_eq!(report.cases.len(), 4);
+        assert_eq!(report.case_counts(), Counts::new(2, 1).with_skipped(1));
+        assert_eq!(report.summary, Some(Counts::new(2, 1).with_skipped(1)));
         assert_eq!(report.failed_names(), vec!["wake::b"]);
     }
 

@@ -62,8 +62,8 @@ pub fn run(_args: &TestArgs) -> Result<()> {
             .map(|p| format!("  ({p})"))
             .unwrap_or_default();
         println!(
-            "  {:<16} {} passed; {} failed{problem}",
-            step.name, step.counts.passed, step.counts.failed
+            "  {:<16} {} passed; {} failed; {} skipped{problem}",
+            step.name, step.counts.passed, step.counts.failed, step.counts.skipped
         );
     }
     // The closing line, alone, in the plain form CI reads.
@@ -204,6 +204,10 @@ pub fn kernel_suite_counts(
     report: &KernelSuiteReport,
 ) -> (Counts, Option<String>) {
     let lines = report.case_counts();
+    let with_failure = |counts: Counts| Counts {
+        failed: counts.failed + 1,
+        ..counts
+    };
     match (verdict, report.summary) {
         (Verdict::Success, Some(summary)) if summary.failed == 0 => (summary, None),
         (Verdict::Success, Some(summary)) => (
@@ -212,15 +216,15 @@ pub fn kernel_suite_counts(
         ),
         (Verdict::TestFailure, Some(summary)) if summary.failed > 0 => (summary, None),
         (Verdict::TestFailure, Some(summary)) => (
-            Counts::new(summary.passed, 1),
+            with_failure(summary),
             Some("kernel reported a test failure but its summary has none".to_string()),
         ),
         (_, Some(summary)) => (
-            Counts::new(summary.passed, summary.failed + 1),
+            with_failure(summary),
             Some(format!("{verdict} after the summary line")),
         ),
         (_, None) => (
-            Counts::new(lines.passed, lines.failed + 1),
+            with_failure(lines),
             Some(format!("{verdict} before the summary line")),
         ),
     }
@@ -234,7 +238,7 @@ fn step_banner(title: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_output::KernelTestCase;
+    use crate::test_output::{CaseResult, KernelTestCase};
 
     fn report(cases: &[(&str, bool)], summary: Option<(u64, u64)>) -> KernelSuiteReport {
         KernelSuiteReport {
@@ -242,7 +246,11 @@ mod tests {
                 .iter()
                 .map(|&(name, ok)| KernelTestCase {
                     name: name.to_string(),
-                    ok,
+                    result: if ok {
+                        CaseResult::Ok
+                    } else {
+                        CaseResult::Failed
+                    },
                 })
                 .collect(),
             summary: summary.map(|(p, f)| Counts::new(p, f)),
