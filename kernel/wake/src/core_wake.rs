@@ -156,7 +156,7 @@ impl<T> CoreWake<T> {
 
     /// The idle-state half of the protocol, for tests that step a waker's
     /// read and its compare-exchanges separately.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn idle(&self) -> &IdleState {
         &self.idle
     }
