@@ -8,6 +8,7 @@
 extern crate alloc;
 
 mod arch;
+mod chaos;
 mod console;
 mod exit;
 mod heap;
@@ -15,7 +16,9 @@ mod ktest;
 mod memory;
 mod panic;
 mod params;
+mod sched;
 mod smp;
 mod start;
+mod workloads;
 
 bootloader_api::entry_point!(start::kernel_main, config = &start::BOOTLOADER_CONFIG);

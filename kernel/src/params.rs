@@ -45,6 +45,18 @@ pub enum Fault {
 pub enum Workload {
     /// Boot, report, exit.
     None,
+    /// Ping-pong between tasks on cores 0 and 1 (`iterations` round trips).
+    PingPong,
+}
+
+impl Workload {
+    /// Name on the command line and in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Workload::None => "none",
+            Workload::PingPong => "ping-pong",
+        }
+    }
 }
 
 /// The wake policy the protocol runs with.
@@ -68,7 +80,7 @@ pub struct BootParams {
     /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow`
     /// (default `none`).
     pub fault: Fault,
-    /// `workload=none` (default `none`).
+    /// `workload=none|ping-pong` (default `none`).
     pub workload: Workload,
     /// `size=N`: grid side for grid workloads (4..=4096, default 64).
     pub size: u32,
@@ -76,8 +88,16 @@ pub struct BootParams {
     pub iterations: u32,
     /// `policy=state-machine|always-ipi|racy-flag` (default `state-machine`).
     pub policy: PolicyParam,
+    /// Whether `policy=` was given explicitly.
+    pub policy_given: bool,
     /// `seed=N` (decimal or 0x-hex u64; default 1).
     pub seed: u64,
+    /// `chaos=on|off`: seeded random delays at the protocol's critical
+    /// points (default off).
+    pub chaos: bool,
+    /// `backoff=N`: inbox polls before an idle core takes the halt path
+    /// (0..=1000000, default 0).
+    pub backoff_spins: u32,
 }
 
 impl Default for BootParams {
@@ -90,7 +110,10 @@ impl Default for BootParams {
             size: 64,
             iterations: 1000,
             policy: PolicyParam::StateMachine,
+            policy_given: false,
             seed: 1,
+            chaos: false,
+            backoff_spins: 0,
         }
     }
 }
@@ -115,7 +138,7 @@ pub enum ParamError {
     },
 }
 
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 10] = [
     "mode",
     "test",
     "fault",
@@ -124,6 +147,8 @@ const KEYS: [&str; 8] = [
     "iterations",
     "policy",
     "seed",
+    "chaos",
+    "backoff",
 ];
 
 impl fmt::Display for ParamError {
@@ -219,7 +244,13 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                     ],
                 )?
             }
-            "workload" => params.workload = choice("workload", value, &[("none", Workload::None)])?,
+            "workload" => {
+                params.workload = choice(
+                    "workload",
+                    value,
+                    &[("none", Workload::None), ("ping-pong", Workload::PingPong)],
+                )?
+            }
             "size" => params.size = number("size", value, 4, 4096)? as u32,
             "iterations" => params.iterations = number("iterations", value, 1, 10_000_000)? as u32,
             "policy" => {
@@ -231,9 +262,12 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                         ("always-ipi", PolicyParam::AlwaysIpi),
                         ("racy-flag", PolicyParam::RacyFlag),
                     ],
-                )?
+                )?;
+                params.policy_given = true;
             }
             "seed" => params.seed = number("seed", value, 0, u64::MAX)?,
+            "chaos" => params.chaos = choice("chaos", value, &[("off", false), ("on", true)])?,
+            "backoff" => params.backoff_spins = number("backoff", value, 0, 1_000_000)? as u32,
             other => unreachable!("key `{other}` in KEYS without a parser"),
         }
     }

@@ -2,12 +2,15 @@
 
 use crate::arch::{exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic, serial};
 use crate::exit::{ExitCode, exit};
-use crate::params::{self, BootParams, Fault, Mode, Workload};
+use crate::params::{self, BootParams, Fault, Mode, PolicyParam};
+use crate::sched::core_sched::{self, SchedConfig};
+use crate::sched::wakeup;
 use crate::smp::{cores, remote_call};
-use crate::{console, heap, ktest, memory, println, smp};
+use crate::{chaos, console, heap, ktest, memory, println, sched, smp, workloads};
 use alloc::sync::Arc;
 use bootloader_api::BootInfo;
 use bootloader_api::config::{BootloaderConfig, Mapping};
+use vigil_wake::Policy;
 
 const KERNEL_STACK_BYTES: u64 = 256 * 1024;
 
@@ -36,18 +39,41 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     gdt::init_this_core();
 
     let params = load_params();
-    smp::bringup::start_all(boot_info.rsdp_addr.into_option());
-    // Every vector has a handler, the PIC is masked and the LAPIC timer is
-    // disarmed: from here on the bootstrap core takes interrupts like the APs.
-    x86_64::instructions::interrupts::enable();
+    let core_count = smp::bringup::prepare(boot_info.rsdp_addr.into_option());
+    let policy = wake_policy(&params);
+    if params.chaos {
+        chaos::enable(params.seed);
+    }
+    core_sched::init(
+        core_count,
+        SchedConfig {
+            policy,
+            backoff_spins: params.backoff_spins,
+        },
+    );
+    smp::bringup::start_all_aps();
     println!(
-        "Vigil {} booted: heap {} MiB, mode {:?}, policy {:?}, seed {}",
+        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {} spins, seed {}{}",
         env!("CARGO_PKG_VERSION"),
         heap_bytes >> 20,
         params.mode,
-        params.policy,
-        params.seed
+        policy.name(),
+        if cfg!(feature = "idle-poll") {
+            " (idle-poll build)"
+        } else {
+            ""
+        },
+        params.backoff_spins,
+        params.seed,
+        if params.chaos { ", chaos on" } else { "" },
     );
+    let main = wakeup::spawn_on(0, move || main_task(&params));
+    drop(main);
+    core_sched::run_core(0)
+}
+
+/// The first task: runs the selected mode on core 0, then ends the run.
+fn main_task(params: &BootParams) {
     inject(params.fault);
     match params.mode {
         Mode::Test => {
@@ -58,12 +84,29 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
                 ExitCode::Failed
             })
         }
-        Mode::Run => match params.workload {
-            Workload::None => {
-                println!("vigil: no workload selected; done");
-                exit(ExitCode::Success)
-            }
-        },
+        Mode::Run => {
+            let code = workloads::run(params);
+            sched::stats::report(params.workload.name());
+            exit(code)
+        }
+    }
+}
+
+/// The protocol policy: from `policy=`, or `poll` in an `idle-poll` build.
+fn wake_policy(params: &BootParams) -> Policy {
+    if cfg!(feature = "idle-poll") {
+        if params.policy_given {
+            println!(
+                "bad boot parameter: `policy=` has no effect in an idle-poll build (idle cores poll)"
+            );
+            exit(ExitCode::BadParameter)
+        }
+        return Policy::Poll;
+    }
+    match params.policy {
+        PolicyParam::StateMachine => Policy::StateMachine,
+        PolicyParam::AlwaysIpi => Policy::AlwaysIpi,
+        PolicyParam::RacyFlag => Policy::RacyFlag,
     }
 }
 
@@ -115,8 +158,7 @@ fn inject(fault: Fault) {
                 exit(ExitCode::BadParameter)
             }
             println!("injecting a stack overflow on core 1");
-            let result =
-                remote_call::run_on(1, 60_000, Arc::new(|_| fault_injection::overflow_stack()));
+            let result = remote_call::run_on(1, Arc::new(|_| fault_injection::overflow_stack()));
             panic!("core 1 survived a stack overflow: {result:?}")
         }
     }

@@ -61,25 +61,22 @@ fn cores_online() -> TestResult {
     for flag in &SEEN {
         flag.store(false, Ordering::Relaxed);
     }
-    remote_call::run_everywhere(
-        JOB_TIMEOUT_MS,
-        Arc::new(|me| {
-            let index = percpu::current_index();
-            let apic = lapic::id();
-            ensure!(
-                index == me,
-                "per-core block says {index}, job ran as core {me}"
-            );
-            ensure!(
-                apic == cores::apic_id(me),
-                "LAPIC id {apic}, table says {}",
-                cores::apic_id(me)
-            );
-            SEEN[me].store(true, Ordering::Relaxed);
-            crate::println!("core {me} online: APIC id {apic}");
-            Ok(())
-        }),
-    )?;
+    remote_call::run_everywhere(Arc::new(|me| {
+        let index = percpu::current_index();
+        let apic = lapic::id();
+        ensure!(
+            index == me,
+            "per-core block says {index}, job ran as core {me}"
+        );
+        ensure!(
+            apic == cores::apic_id(me),
+            "LAPIC id {apic}, table says {}",
+            cores::apic_id(me)
+        );
+        SEEN[me].store(true, Ordering::Relaxed);
+        crate::println!("core {me} online: APIC id {apic}");
+        Ok(())
+    }))?;
     let missing = (0..count)
         .filter(|&i| !SEEN[i].load(Ordering::Relaxed))
         .count();
@@ -114,21 +111,18 @@ fn all_pairs_ipi() -> TestResult {
         }
     }
     interrupt_vectors::set_test_hook(Some(acknowledge_senders));
-    let result = remote_call::run_everywhere(
-        JOB_TIMEOUT_MS,
-        Arc::new(move |me| {
-            for t in (0..count).filter(|&t| t != me) {
-                PENDING[t][me].store(true, Ordering::Release);
-                lapic::send_ipi(cores::apic_id(t), TEST_VECTOR);
-                let deadline = tsc::now() + tsc::us_to_ticks(JOB_TIMEOUT_MS * 1000);
-                while PENDING[t][me].load(Ordering::Acquire) {
-                    ensure!(tsc::now() < deadline, "IPI {me}->{t} never acknowledged");
-                    core::hint::spin_loop();
-                }
+    let result = remote_call::run_everywhere(Arc::new(move |me| {
+        for t in (0..count).filter(|&t| t != me) {
+            PENDING[t][me].store(true, Ordering::Release);
+            lapic::send_ipi(cores::apic_id(t), TEST_VECTOR);
+            let deadline = tsc::now() + tsc::us_to_ticks(JOB_TIMEOUT_MS * 1000);
+            while PENDING[t][me].load(Ordering::Acquire) {
+                ensure!(tsc::now() < deadline, "IPI {me}->{t} never acknowledged");
+                core::hint::spin_loop();
             }
-            Ok(())
-        }),
-    );
+        }
+        Ok(())
+    }));
     interrupt_vectors::set_test_hook(None);
     result?;
     for r in 0..count {
@@ -201,7 +195,7 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
     }
     lapic::send_ipi(cores::apic_id(1), TEST_VECTOR);
     wait_flag(&RETURNED, "core 1 returning from its halt")?;
-    remote_call::join(waiter, JOB_TIMEOUT_MS)?;
+    remote_call::join(waiter)?;
     let ipis = COUNTS.test[1].load(Ordering::Relaxed) - ipis_before;
     ensure!(ipis == 1, "core 1 took {ipis} test IPIs, expected 1");
     Ok(())
@@ -229,34 +223,31 @@ const CALIBRATION_SLACK_US: u64 = TIMER_DEADLINE_US / 100;
 /// Each core arms its one-shot timer: it fires once, not before the
 /// deadline (within calibration slack), and not again.
 fn oneshot_timer() -> TestResult {
-    Ok(remote_call::run_everywhere(
-        JOB_TIMEOUT_MS,
-        Arc::new(|me| {
-            let before = COUNTS.timer[me].load(Ordering::Relaxed);
+    Ok(remote_call::run_everywhere(Arc::new(|me| {
+        let before = COUNTS.timer[me].load(Ordering::Relaxed);
+        interrupts::disable();
+        let armed = tsc::now();
+        lapic::arm_oneshot_us(TIMER_DEADLINE_US);
+        while COUNTS.timer[me].load(Ordering::Relaxed) == before {
+            // A timer interrupt ends the halt; interrupts are off again
+            // when the loop re-checks.
+            halt::enable_interrupts_and_halt();
             interrupts::disable();
-            let armed = tsc::now();
-            lapic::arm_oneshot_us(TIMER_DEADLINE_US);
-            while COUNTS.timer[me].load(Ordering::Relaxed) == before {
-                // A timer interrupt ends the halt; interrupts are off again
-                // when the loop re-checks.
-                halt::enable_interrupts_and_halt();
-                interrupts::disable();
-                ensure!(
-                    tsc::ticks_to_us(tsc::now() - armed) < 100 * TIMER_DEADLINE_US,
-                    "timer never fired"
-                );
-            }
-            interrupts::enable();
-            let fired = COUNTS.timer_last_tsc[me].load(Ordering::Relaxed);
-            let elapsed_us = tsc::ticks_to_us(fired.saturating_sub(armed));
-            tsc::spin_us(QUIET_AFTER_US);
-            let fires = COUNTS.timer[me].load(Ordering::Relaxed) - before;
-            ensure!(fires == 1, "timer fired {fires} times");
             ensure!(
-                elapsed_us + CALIBRATION_SLACK_US >= TIMER_DEADLINE_US,
-                "timer fired after {elapsed_us} us, deadline {TIMER_DEADLINE_US} us"
+                tsc::ticks_to_us(tsc::now() - armed) < 100 * TIMER_DEADLINE_US,
+                "timer never fired"
             );
-            Ok(())
-        }),
-    )?)
+        }
+        interrupts::enable();
+        let fired = COUNTS.timer_last_tsc[me].load(Ordering::Relaxed);
+        let elapsed_us = tsc::ticks_to_us(fired.saturating_sub(armed));
+        tsc::spin_us(QUIET_AFTER_US);
+        let fires = COUNTS.timer[me].load(Ordering::Relaxed) - before;
+        ensure!(fires == 1, "timer fired {fires} times");
+        ensure!(
+            elapsed_us + CALIBRATION_SLACK_US >= TIMER_DEADLINE_US,
+            "timer fired after {elapsed_us} us, deadline {TIMER_DEADLINE_US} us"
+        );
+        Ok(())
+    }))?)
 }

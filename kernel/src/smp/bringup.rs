@@ -3,7 +3,7 @@
 //! a guard page, then start all APs at once with one broadcast INIT-SIPI-SIPI
 //! (not a serial 10 ms per core) and wait for them to check in.
 
-use super::{cores, remote_call};
+use super::cores;
 use crate::arch::paging::{self, GuardOwner};
 use crate::arch::trampoline::{self, TrampolineParams};
 use crate::arch::{acpi_madt, ap_entry, exceptions, gdt, lapic, percpu, pit, tsc};
@@ -41,9 +41,10 @@ pub fn bringup_us() -> u64 {
     BRINGUP_US.load(Ordering::Relaxed)
 }
 
-/// Brings every core online (bootstrap core only). A missing or malformed
-/// MADT, or an AP that never checks in, ends the run with a clear error.
-pub fn start_all(rsdp_phys: Option<u64>) {
+/// Discovers the CPUs, enables and calibrates the bootstrap core's LAPIC
+/// and registers every core (bootstrap core only). Returns the core count.
+/// A missing or malformed MADT ends the run with a clear error.
+pub fn prepare(rsdp_phys: Option<u64>) -> usize {
     let topology = match acpi_madt::discover(rsdp_phys) {
         Ok(t) => t,
         Err(err) => {
@@ -93,6 +94,13 @@ pub fn start_all(rsdp_phys: Option<u64>) {
             ""
         }
     );
+    apic_ids.len()
+}
+
+/// Starts every registered AP (after [`prepare`] and the scheduler's init:
+/// APs go straight into their idle loop) and waits for them to check in.
+pub fn start_all_aps() {
+    let apic_ids: Vec<u32> = (0..cores::count()).map(cores::apic_id).collect();
     if apic_ids.len() > 1 {
         start_aps(&apic_ids);
     }
@@ -180,5 +188,5 @@ pub fn ap_main(apic_id: u32) -> ! {
     exceptions::load_idt();
     lapic::init_this_core();
     cores::mark_online(index);
-    remote_call::serve_forever(index)
+    crate::sched::core_sched::run_core(index)
 }

@@ -3,6 +3,7 @@
 //! trampoline, the halt primitive, per-core access and paging.
 pub mod acpi_madt;
 pub mod ap_entry;
+pub mod context;
 pub mod exceptions;
 pub mod fault_injection;
 pub mod fault_probe;

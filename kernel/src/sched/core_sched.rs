@@ -1,0 +1,201 @@
+//! One scheduler per core and its idle loop.
+//!
+//! Everything here runs with interrupts disabled: tasks are never preempted,
+//! and the only place a core enables interrupts is the arch `sti; hlt` at
+//! the end of the idle loop's halt path. So an interrupt handler never sees
+//! a run queue mid-update, and a wake IPI only ever ends a halt.
+//!
+//! Tasks run on their own stacks; every switch goes task -> idle loop ->
+//! task, the idle loop running on the core's boot stack.
+
+use super::latency::LatencyHistograms;
+use super::stats::{self, SchedStats};
+use super::task::{Task, TaskRef};
+use crate::arch::{context, halt, percpu, tsc};
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::{Mutex, Once};
+use vigil_wake::{Commit, CoreWake, Policy};
+use x86_64::instructions::interrupts;
+
+/// One core's scheduler.
+#[derive(Debug)]
+pub struct CoreSched {
+    /// The wake protocol's per-core part: idle state, inbox, counters.
+    pub wake: CoreWake<TaskRef>,
+    /// Tasks ready to run here. Only this core touches it (the lock is
+    /// uncontended; it keeps the code free of `unsafe`).
+    run_queue: Mutex<VecDeque<TaskRef>>,
+    current: Mutex<Option<TaskRef>>,
+    /// The idle loop's saved stack pointer while a task runs.
+    idle_rsp: AtomicU64,
+    /// Scheduler statistics.
+    pub stats: SchedStats,
+    /// Wake-latency histograms (tasks resumed on this core).
+    pub latency: LatencyHistograms,
+}
+
+/// Boot-time configuration of every core's scheduler.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedConfig {
+    /// The wake policy.
+    pub policy: Policy,
+    /// Iterations of inbox polling before the halt path (0: halt at once).
+    pub backoff_spins: u32,
+}
+
+static CORES: Once<Box<[CoreSched]>> = Once::new();
+static CONFIG: Once<SchedConfig> = Once::new();
+
+/// Creates the schedulers of `count` cores. Runs once on the bootstrap core
+/// before any AP enters [`run_core`].
+pub fn init(count: usize, config: SchedConfig) {
+    CONFIG.call_once(|| config);
+    CORES.call_once(|| {
+        (0..count)
+            .map(|_| CoreSched {
+                wake: CoreWake::new(config.policy),
+                run_queue: Mutex::new(VecDeque::new()),
+                current: Mutex::new(None),
+                idle_rsp: AtomicU64::new(0),
+                stats: SchedStats::new(),
+                latency: LatencyHistograms::new(),
+            })
+            .collect::<Vec<_>>()
+            .into_boxed_slice()
+    });
+}
+
+/// Every core's scheduler, by core index.
+pub fn cores() -> &'static [CoreSched] {
+    CORES.get().expect("scheduler not initialised")
+}
+
+/// The scheduler of the running core.
+pub fn this_core() -> &'static CoreSched {
+    &cores()[percpu::current_index()]
+}
+
+/// The wake policy in force.
+pub fn policy() -> Policy {
+    CONFIG.get().map_or(Policy::StateMachine, |c| c.policy)
+}
+
+fn backoff_spins() -> u32 {
+    CONFIG.get().map_or(0, |c| c.backoff_spins)
+}
+
+/// The task running on this core, if any.
+pub fn current_task() -> Option<TaskRef> {
+    this_core().current.lock().clone()
+}
+
+impl CoreSched {
+    /// Makes `task` runnable on this core (called on this core only).
+    pub(super) fn push_local(&self, task: TaskRef) {
+        self.run_queue.lock().push_back(task);
+    }
+
+    /// Runs `task` until it blocks, yields or exits.
+    fn run(&self, task: TaskRef) {
+        if let Some((woken_at, kind)) = task.take_wake_stamp() {
+            self.latency
+                .record(kind, tsc::now().saturating_sub(woken_at));
+        }
+        let load_rsp = task.saved_rsp();
+        *self.current.lock() = Some(task.clone());
+        stats::add(&self.stats.switches, 1);
+        // SAFETY: `idle_rsp` is this core's slot for the idle loop's stack
+        // pointer; `load_rsp` was produced by `prepare_stack` or by the
+        // task's own last switch away, on this core (tasks are pinned), and
+        // its stack is not in use anywhere else.
+        unsafe { context::switch(self.idle_rsp.as_ptr(), load_rsp) };
+        *self.current.lock() = None;
+        if task.is_done() {
+            // The task switched away for the last time: its stack is free.
+            task.recycle_stack();
+            stats::add(&self.stats.tasks_finished, 1);
+            if let Some(joiner) = task.take_joiner() {
+                super::wakeup::wake(&joiner);
+            }
+        }
+    }
+}
+
+/// Switches from the current task back to this core's idle loop; returns
+/// when the task is next run.
+pub(super) fn switch_to_idle(task: &Task) {
+    let core = this_core();
+    let idle_rsp = core.idle_rsp.load(Ordering::Relaxed);
+    // SAFETY: we are on `task`'s stack (it is the current task of this
+    // core); the idle loop's context was saved by `CoreSched::run` on this
+    // core and is resumed exactly once per switch into a task.
+    unsafe { context::switch(task.saved_rsp_slot(), idle_rsp) };
+}
+
+/// Ends the current task.
+pub fn exit_current() -> ! {
+    let task = current_task().expect("exit outside a task");
+    task.mark_done();
+    let slot = task.saved_rsp_slot();
+    drop(task);
+    let idle_rsp = this_core().idle_rsp.load(Ordering::Relaxed);
+    // SAFETY: `slot` points into the task, which stays alive through this
+    // switch: the idle loop's `run` holds a `TaskRef` to it until the switch
+    // returns there. The idle context was saved by `run` on this core. The
+    // task is never resumed (it is done), so nothing reads the slot again.
+    unsafe { context::switch(slot, idle_rsp) };
+    unreachable!("an exited task was resumed")
+}
+
+/// The idle loop of core `me` (never returns). Interrupts must be disabled.
+pub fn run_core(me: usize) -> ! {
+    let core = &cores()[me];
+    let mut batch = VecDeque::new();
+    loop {
+        if core.wake.drain_into(&mut batch) > 0 {
+            core.run_queue.lock().extend(batch.drain(..));
+        }
+        let next = core.run_queue.lock().pop_front();
+        if let Some(task) = next {
+            core.run(task);
+            continue;
+        }
+        let idle_from = tsc::now();
+        if !spin_for_work(core) {
+            halt_path(core, &mut batch);
+        }
+        stats::add(&core.stats.idle_ticks, tsc::now() - idle_from);
+    }
+}
+
+/// Bounded backoff: polls the inbox `backoff_spins` times. `true` if work
+/// arrived.
+fn spin_for_work(core: &CoreSched) -> bool {
+    for _ in 0..backoff_spins() {
+        if core.wake.inbox_len() > 0 {
+            return true;
+        }
+        core::hint::spin_loop();
+    }
+    false
+}
+
+/// The protocol's halt path, ending in the arch `sti; hlt`.
+fn halt_path(core: &CoreSched, batch: &mut VecDeque<TaskRef>) {
+    match core.wake.prepare_to_halt().try_halt() {
+        Commit::Halt(halted) => {
+            let halted_from = tsc::now();
+            halt::enable_interrupts_and_halt();
+            interrupts::disable();
+            stats::add(&core.stats.halted_ticks, tsc::now() - halted_from);
+            if halted.woke_up(batch) > 0 {
+                core.run_queue.lock().extend(batch.drain(..));
+            }
+        }
+        Commit::WorkArrived | Commit::DontSleep => {}
+        Commit::Poll => core::hint::spin_loop(),
+    }
+}

@@ -1,0 +1,13 @@
+//! The per-core scheduler: pinned kernel tasks, a run queue and an inbox per
+//! core, the idle loop that halts through the wake protocol, and the
+//! blocking primitives built on task parking.
+pub mod barrier;
+pub mod core_sched;
+pub mod fork_join;
+pub mod latch;
+pub mod latency;
+pub mod parker;
+pub mod stats;
+pub mod task;
+pub mod wait_queue;
+pub mod wakeup;

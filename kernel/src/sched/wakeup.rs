@@ -1,0 +1,111 @@
+//! Making tasks runnable: spawning, waking, parking, yielding and joining.
+//!
+//! A task woken from its own core goes straight onto the local run queue:
+//! no inbox, no protocol, no IPI. A task woken from another core goes
+//! through its core's inbox, and the wake protocol decides whether that core
+//! needs an IPI.
+
+use super::core_sched::{self, switch_to_idle};
+use super::parker::Unparked;
+use super::task::{Task, TaskRef, WakeKind};
+use crate::arch::interrupt_vectors::WAKE_VECTOR;
+use crate::arch::{lapic, percpu, tsc};
+use crate::smp::cores;
+use alloc::boxed::Box;
+use vigil_wake::State;
+
+/// Spawns `entry` as a task pinned to core `core`.
+pub fn spawn_on(core: usize, entry: impl FnOnce() + Send + 'static) -> JoinHandle {
+    assert!(
+        core < cores::count(),
+        "spawn_on core {core} of {}",
+        cores::count()
+    );
+    let task = Task::new(core, Box::new(entry));
+    make_runnable(task.clone(), false);
+    JoinHandle { task }
+}
+
+/// Wakes `task` (from any core, task or idle context): if it is parked it
+/// becomes runnable on its core; otherwise it keeps a wake token and its
+/// next `park` returns at once.
+pub fn wake(task: &TaskRef) {
+    if task.parker.unpark() == Unparked::MustEnqueue {
+        make_runnable(task.clone(), true);
+    }
+}
+
+fn make_runnable(task: TaskRef, stamp: bool) {
+    let me = percpu::current_index();
+    let target = task.core();
+    let cores = core_sched::cores();
+    if target == me {
+        if stamp {
+            task.stamp_wake(tsc::now(), WakeKind::Local);
+        }
+        cores[me].push_local(task);
+        return;
+    }
+    if stamp {
+        // The target's state just before the push: what the wake found it
+        // doing (a relaxed read; the protocol's own read follows in `send`).
+        let kind = match cores[target].wake.state() {
+            State::Running | State::DontSleep => WakeKind::Running,
+            State::Halting => WakeKind::Halting,
+            State::Halted => WakeKind::Halted,
+        };
+        task.stamp_wake(tsc::now(), kind);
+    }
+    let outcome = cores[target].wake.send(task, &cores[me].wake);
+    if outcome.send_ipi() {
+        crate::chaos::delay(crate::chaos::Point::BeforeIpi);
+        lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
+    }
+}
+
+/// Blocks the current task until [`wake`] (returns at once if a wake came
+/// first). Callers re-check their condition: a return may be spurious.
+pub fn park() {
+    let task = core_sched::current_task().expect("park outside a task");
+    if task.parker.try_consume_or_park() {
+        return;
+    }
+    switch_to_idle(&task);
+}
+
+/// Lets other runnable tasks of this core run first.
+pub fn yield_now() {
+    let task = core_sched::current_task().expect("yield outside a task");
+    core_sched::this_core().push_local(task.clone());
+    switch_to_idle(&task);
+}
+
+/// The current task.
+pub fn current() -> TaskRef {
+    core_sched::current_task().expect("no current task")
+}
+
+/// A spawned task, to wait for.
+#[derive(Debug)]
+#[must_use = "a task that is never joined still runs; join it to wait for it"]
+pub struct JoinHandle {
+    task: TaskRef,
+}
+
+impl JoinHandle {
+    /// Blocks the current task until the spawned task has finished.
+    pub fn join(self) {
+        if self.task.is_done() {
+            return;
+        }
+        self.task.set_joiner(current());
+        while !self.task.is_done() {
+            park();
+        }
+    }
+
+    /// The spawned task.
+    pub fn task(&self) -> &TaskRef {
+        &self.task
+    }
+}

@@ -1,0 +1,5 @@
+//! Workloads run in `mode=run`.
+pub mod ping_pong;
+pub mod select;
+
+pub use select::run;
