@@ -9,9 +9,8 @@
 //! core's Release re-check and the pusher's Acquire increment). Every
 //! operation on the state atomic is Relaxed: what it needs is *atomicity*
 //! (compare-exchange, so that a `DontSleep` is never overwritten by a commit
-//! and a halted core is claimed by exactly one waker), not ordering. Under
-//! `state-machine` every write to the state is a read-modify-write (see
-//! [`IdleState::swap`] for why the idle core's own writes are too).
+//! and a halted core is claimed by exactly one waker), not ordering. The idle
+//! core's own writes are plain stores except one swap (see `abort`).
 
 use crate::inbox::Inbox;
 use crate::notify::{Elided, Notify, NotifyOutcome};
@@ -60,32 +59,14 @@ impl IdleState {
     }
 
     fn store(&self, state: State) {
-        // Relaxed, and a plain store: used only by `always-ipi` and
-        // `racy-flag`, where the state is informational (always-ipi's wakers
-        // ignore it) or deliberately racy (seed 004's flag).
+        // Relaxed. Under `state-machine` none of the idle core's writes needs
+        // to order anything: its `Halting` is published to wakers by the
+        // Release re-check that follows it on the inbox count, and its
+        // `Running` (after `DontSleep`, after a wakeup) needs no publishing (a
+        // waker that reads an older value acts on that value, and each such
+        // action is safe, see the crate docs). Under `always-ipi` the state
+        // is informational; under `racy-flag` this is seed 004's flag.
         self.state.store(state.as_raw(), Ordering::Relaxed);
-    }
-
-    fn swap(&self, state: State) -> State {
-        // Relaxed: none of the idle core's `state-machine` writes needs to
-        // order anything. Its `Halting` is published to wakers by the Release
-        // re-check that follows it on the inbox count; its `Running` after an
-        // abort or a wakeup needs no publishing (a waker that reads an older
-        // value acts on that value, and each such action is safe, see the
-        // crate docs).
-        //
-        // A swap rather than a store so that every write to the state is a
-        // read-modify-write: the state's modification order is then one
-        // chain in which each write has read the one before it, so a write
-        // the core makes after a waker's `DontSleep` or claim is ordered
-        // after it *because the core read it*. Under the C++ model a plain
-        // store would be ordered after it anyway (an RMW's write immediately
-        // follows the write it read), but loom's modification order does not
-        // derive that, and with plain stores here it reports wakers reading a
-        // `DontSleep` or a claim's `Running` from before the core's later
-        // `Halting`: a lost wakeup that cannot happen. The swap costs one
-        // locked exchange on the way into or out of `hlt`.
-        State::decode(self.state.swap(state.as_raw(), Ordering::Relaxed))
     }
 
     fn compare_exchange(&self, current: State, new: State) -> Result<State, State> {
@@ -110,16 +91,16 @@ impl IdleState {
     pub(crate) fn prepare(&self) {
         match self.policy {
             Policy::StateMachine => {
-                // From `Running` no waker writes (they only compare-exchange
-                // away from `Halting` and `Halted`, which only this core
-                // creates), so there is no concurrent write to lose; a swap
-                // only for the one-chain rule (see `swap`).
-                let before = self.swap(State::Halting);
                 debug_assert_eq!(
-                    before,
+                    self.state(),
                     State::Running,
                     "prepare_to_halt on a core that is not Running"
                 );
+                // A plain store, not an RMW: from `Running` no waker writes
+                // (they only compare-exchange away from `Halting` and
+                // `Halted`, which only this core creates), so there is no
+                // concurrent write to lose.
+                self.store(State::Halting);
             }
             Policy::AlwaysIpi => self.store(State::Halting),
             // Seed 004: the flag goes up only *after* the inbox check.
@@ -153,14 +134,35 @@ impl IdleState {
     /// The idle core gives up this halt attempt (`Halting -> Running`).
     pub(crate) fn abort(&self) {
         match self.policy {
-            // A `DontSleep` written meanwhile is consumed here, which is
-            // right: the core is staying awake, which is all it asks.
             Policy::StateMachine => {
+                // A `DontSleep` written since `prepare` is consumed here,
+                // which is right: the core is staying awake, which is all it
+                // asks.
+                //
+                // A swap, not a store, although nothing reads what it
+                // returns: this is the one write the idle core makes over a
+                // waker's write that it has not read (a `DontSleep` that
+                // landed after `prepare`). Under the C++ model a store would
+                // do (the waker's compare-exchange write immediately follows
+                // the `Halting` it read, so this later store of the core's is
+                // after it in the state's modification order, and a waker
+                // ordered after the core's next `Halting` cannot read that
+                // `DontSleep`). Loom does not derive that order for a store,
+                // and with one here it reports exactly that impossible read
+                // as a lost wakeup (`mutants.py`, `abort-swap-to-store`). The
+                // swap makes the core read the `DontSleep`, which orders it
+                // in loom too, for one locked exchange on a path that is about
+                // to run work anyway.
                 let _halting_or_dont_sleep = self.swap(State::Running);
             }
             Policy::AlwaysIpi => self.store(State::Running),
             Policy::RacyFlag | Policy::Poll => {}
         }
+    }
+
+    fn swap(&self, state: State) -> State {
+        // Relaxed: see `abort`, its only caller; it orders nothing.
+        State::decode(self.state.swap(state.as_raw(), Ordering::Relaxed))
     }
 
     /// Step 3: commit to halting, or learn that a waker said not to.
@@ -176,7 +178,9 @@ impl IdleState {
                     Ok(_) => CommitStep::Halt,
                     Err(State::DontSleep) => {
                         // Consume it: back to `Running`, round the idle loop.
-                        let _dont_sleep = self.swap(State::Running);
+                        // A plain store: this core has just read the
+                        // `DontSleep`, and from it no waker writes.
+                        self.store(State::Running);
                         CommitStep::DontSleep
                     }
                     Err(other) => unreachable!(
@@ -204,16 +208,14 @@ impl IdleState {
     /// Step 4 (after `hlt` returns): back to `Running`.
     pub(crate) fn woke_up(&self) {
         match self.policy {
-            // The only other writer from `Halted` is a waker's claim, which
-            // writes the same `Running`. If the claim comes second it fails
-            // (the core woke by itself; the claimer sends nothing); if it
-            // came first, its IPI may still be in flight and end a later
-            // `hlt` early: one spurious wakeup, never a lost one. A swap for
-            // the one-chain rule (see `swap`): it reads the claim, if any.
-            Policy::StateMachine => {
-                let _halted_or_claimed = self.swap(State::Running);
+            // A plain store: the only other writer from `Halted` is a waker's
+            // claim, which writes the same `Running`. If the claim comes
+            // second it fails (the core woke by itself; the claimer sends
+            // nothing); if it came first, its IPI may still be in flight and
+            // end a later `hlt` early: one spurious wakeup, never a lost one.
+            Policy::StateMachine | Policy::AlwaysIpi | Policy::RacyFlag => {
+                self.store(State::Running);
             }
-            Policy::AlwaysIpi | Policy::RacyFlag => self.store(State::Running),
             Policy::Poll => {}
         }
     }

@@ -130,12 +130,15 @@ impl<T> Inbox<T> {
             }
             // RMW, Relaxed: the count must drop by exactly what was taken
             // (producers may have added since the fast-path load). It orders
-            // nothing itself (the items travel under the lock). Being an RMW
-            // it also continues any release sequence on `len`; a plain store
-            // would happen to be correct too, because only the owning core
-            // drains and only while awake, so its next re-check heads a fresh
-            // sequence, but "every change to `len` is an RMW under the lock"
-            // is the simpler rule to check.
+            // nothing itself (the items travel under the lock), but being an
+            // RMW it continues the release sequence of the core's last
+            // re-check. A plain store would end it, and if the core drained
+            // between its re-check and its commit (the API does not forbid
+            // it), a push that read the stored value would not acquire the
+            // core's `Halting` and could miss it. In the usual loop (drain,
+            // then prepare and re-check) a store would be harmless, since the
+            // next re-check heads a fresh sequence; the RMW keeps the rule
+            // "every change to `len` is an RMW" without exceptions.
             self.len.fetch_sub(moved, Ordering::Relaxed);
             moved
         };

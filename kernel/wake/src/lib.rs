@@ -125,21 +125,21 @@
 //! | re-check `count.fetch_add(0)` | idle | Release, RMW | heads the release sequence the push acquires: publishes `Halting` |
 //! | push `count.fetch_add(1)` | waker | Acquire, RMW | pairs with the re-check's Release; RMW so it reads the newest count |
 //! | drain `count.fetch_sub(n)` | idle | Relaxed, RMW | exact count; keeps release sequences unbroken |
-//! | `state.swap(Halting)` (prepare) | idle | Relaxed | published by the re-check's Release |
+//! | `state.store(Halting)` (prepare) | idle | Relaxed | published by the re-check's Release |
 //! | `state.load()` (notify) | waker | Relaxed | ordered after the push by its Acquire |
 //! | `Halting -> Halted` compare-exchange (commit) | idle | Relaxed | must be an RMW: a store would overwrite a waker's `DontSleep` |
 //! | `Halting -> DontSleep` compare-exchange | waker | Relaxed | must be an RMW: a store could overwrite `Halted`, and nobody would IPI |
 //! | `Halted -> Running` compare-exchange (claim) | waker | Relaxed | must be an RMW: with a store every waker would IPI |
-//! | `state.swap(Running)` (abort, `DontSleep` consumed, woke up) | idle | Relaxed | no waker writes from `Running`; a stale read is safe (below) |
+//! | `state.swap(Running)` (abort: re-check found work) | idle | Relaxed | consumes a `DontSleep` the core has not read; a swap for loom's sake (below) |
+//! | `state.store(Running)` (`DontSleep` consumed, woke up) | idle | Relaxed | no waker writes from `Running`; a stale read is safe (below) |
 //!
-//! The idle core's own writes are swaps, not stores, so that *every* write
-//! to the state is a read-modify-write and the state's modification order is
-//! one chain in which each write read the one before. With plain stores the
-//! protocol is still correct under the C++ model (a waker's compare-exchange
-//! write immediately follows the write it read, so the core's later store
-//! is after it), but loom's modification order does not derive that and
-//! reports wakers reading a stale `DontSleep` or claim; the swaps cost one
-//! locked exchange on the way into and out of `hlt`, where time is cheap.
+//! The abort is a swap although a store would be correct under the C++
+//! model: a waker's compare-exchange write immediately follows the write it
+//! read, so the core's later store is after it in modification order. Loom's
+//! modification order does not derive that for a store over a write the
+//! storing thread never read, and reports a waker reading that stale
+//! `DontSleep` after the core's next `Halting`; the swap makes the core read
+//! it, for one locked exchange on a path that is about to run work anyway.
 //!
 //! Why a waker may act on a stale state: its read is never older than the
 //! core's `Halting` of the episode whose re-check missed the push (above). A
