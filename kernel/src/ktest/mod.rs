@@ -7,4 +7,5 @@ mod fault_tests;
 mod heap_tests;
 mod params_tests;
 mod platform_tests;
+mod sched_tests;
 mod smp_tests;

@@ -1,7 +1,7 @@
 //! Every in-kernel test, in the order they run.
 
 use super::runner::TestCase;
-use super::{fault_tests, heap_tests, params_tests, platform_tests, smp_tests};
+use super::{fault_tests, heap_tests, params_tests, platform_tests, sched_tests, smp_tests};
 
 /// The whole suite.
 pub static ALL: &[TestCase] = &[
@@ -23,4 +23,12 @@ pub static ALL: &[TestCase] = &[
     smp_tests::HALT_WOKEN_AFTER_HALT,
     smp_tests::HALT_WOKEN_PENDING_BEFORE_STI,
     smp_tests::ONESHOT_TIMER,
+    sched_tests::PING_PONG,
+    sched_tests::BURST,
+    sched_tests::WAKE_BEFORE_BLOCK,
+    sched_tests::WAIT_QUEUE_REPLACES,
+    sched_tests::BARRIER_ROUNDS,
+    sched_tests::FORK_JOIN_ROUNDS,
+    sched_tests::STORM,
+    sched_tests::COUNTERS_MATCH_POLICY,
 ];
