@@ -84,10 +84,20 @@ fn host_tests_command() -> Command {
     command
 }
 
+/// The loom models: unit and integration tests under `--cfg loom`. Not the
+/// doctests: outside `loom::model` they cannot use loom's atomics, and they
+/// already ran in the host step.
 fn loom_tests_command() -> Command {
     let mut command = cargo();
     command
-        .args(["test", "--no-fail-fast", "--release", "-p", LOOM_PACKAGE])
+        .args([
+            "test",
+            "--no-fail-fast",
+            "--release",
+            "--tests",
+            "-p",
+            LOOM_PACKAGE,
+        ])
         .arg("--target-dir")
         .arg(loom_target_dir())
         .env("RUSTFLAGS", "--cfg loom");
@@ -323,7 +333,9 @@ mod tests {
         );
         let loom = loom_tests_command();
         let rendered = display_command(&loom);
-        assert!(rendered.contains("test --no-fail-fast --release -p vigil-wake --target-dir"));
+        assert!(
+            rendered.contains("test --no-fail-fast --release --tests -p vigil-wake --target-dir")
+        );
         assert!(rendered.ends_with("target/loom"), "{rendered}");
         let rustflags = loom
             .get_envs()
