@@ -45,6 +45,9 @@ pub enum Fault {
 pub enum Workload {
     /// Boot, report, exit.
     None,
+    /// Jacobi iteration on a `size`×`size` grid, `iterations` fork-join
+    /// rounds over every core.
+    Laplace,
     /// Ping-pong between tasks on cores 0 and 1 (`iterations` round trips).
     PingPong,
 }
@@ -54,6 +57,7 @@ impl Workload {
     pub const fn name(self) -> &'static str {
         match self {
             Workload::None => "none",
+            Workload::Laplace => "laplace",
             Workload::PingPong => "ping-pong",
         }
     }
@@ -80,7 +84,7 @@ pub struct BootParams {
     /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow`
     /// (default `none`).
     pub fault: Fault,
-    /// `workload=none|ping-pong` (default `none`).
+    /// `workload=laplace|none|ping-pong` (default `laplace`).
     pub workload: Workload,
     /// `size=N`: grid side for grid workloads (4..=4096, default 64).
     pub size: u32,
@@ -98,6 +102,9 @@ pub struct BootParams {
     /// `backoff=N`: inbox polls before an idle core takes the halt path
     /// (0..=1000000, default 0).
     pub backoff_spins: u32,
+    /// `watchdog=off|MS`: the halted-core watchdog deadline in ms
+    /// (1..=60000, default 200; `off` keeps cores truly tickless).
+    pub watchdog_ms: u32,
 }
 
 impl Default for BootParams {
@@ -106,7 +113,7 @@ impl Default for BootParams {
             mode: Mode::Run,
             test_filter: None,
             fault: Fault::None,
-            workload: Workload::None,
+            workload: Workload::Laplace,
             size: 64,
             iterations: 1000,
             policy: PolicyParam::StateMachine,
@@ -114,6 +121,7 @@ impl Default for BootParams {
             seed: 1,
             chaos: false,
             backoff_spins: 0,
+            watchdog_ms: 200,
         }
     }
 }
@@ -138,7 +146,7 @@ pub enum ParamError {
     },
 }
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "mode",
     "test",
     "fault",
@@ -149,6 +157,7 @@ const KEYS: [&str; 10] = [
     "seed",
     "chaos",
     "backoff",
+    "watchdog",
 ];
 
 impl fmt::Display for ParamError {
@@ -248,7 +257,11 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                 params.workload = choice(
                     "workload",
                     value,
-                    &[("none", Workload::None), ("ping-pong", Workload::PingPong)],
+                    &[
+                        ("laplace", Workload::Laplace),
+                        ("none", Workload::None),
+                        ("ping-pong", Workload::PingPong),
+                    ],
                 )?
             }
             "size" => params.size = number("size", value, 4, 4096)? as u32,
@@ -268,6 +281,16 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
             "seed" => params.seed = number("seed", value, 0, u64::MAX)?,
             "chaos" => params.chaos = choice("chaos", value, &[("off", false), ("on", true)])?,
             "backoff" => params.backoff_spins = number("backoff", value, 0, 1_000_000)? as u32,
+            "watchdog" => {
+                params.watchdog_ms = match value {
+                    "off" => 0,
+                    ms => number("watchdog", ms, 1, 60_000).map_err(|_| ParamError::BadValue {
+                        key: "watchdog",
+                        value: value.to_string(),
+                        expected: "`off` or a deadline in ms in 1..=60000".to_string(),
+                    })? as u32,
+                }
+            }
             other => unreachable!("key `{other}` in KEYS without a parser"),
         }
     }

@@ -44,6 +44,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     if params.chaos {
         chaos::enable(params.seed);
     }
+    sched::watchdog::configure(params.watchdog_ms);
     core_sched::init(
         core_count,
         SchedConfig {
@@ -53,7 +54,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     );
     smp::bringup::start_all_aps();
     println!(
-        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {} spins, seed {}{}",
+        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {} spins, watchdog {}, seed {}{}",
         env!("CARGO_PKG_VERSION"),
         heap_bytes >> 20,
         params.mode,
@@ -64,6 +65,10 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             ""
         },
         params.backoff_spins,
+        match params.watchdog_ms {
+            0 => alloc::string::String::from("off"),
+            ms => alloc::format!("{ms} ms"),
+        },
         params.seed,
         if params.chaos { ", chaos on" } else { "" },
     );
@@ -78,18 +83,30 @@ fn main_task(params: &BootParams) {
     match params.mode {
         Mode::Test => {
             let outcome = ktest::runner::run_suite(params.test_filter.as_deref());
-            exit(if outcome.failed == 0 {
+            let code = if outcome.failed == 0 {
                 ExitCode::Success
             } else {
                 ExitCode::Failed
-            })
+            };
+            exit(fail_on_lost_wakeups(code))
         }
         Mode::Run => {
             let code = workloads::run(params);
             sched::stats::report(params.workload.name());
-            exit(code)
+            exit(fail_on_lost_wakeups(code))
         }
     }
+}
+
+/// A run in which the watchdog caught a lost wakeup failed, whatever else
+/// it did.
+fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
+    let lost = sched::watchdog::lost_wakeups();
+    if lost == 0 {
+        return code;
+    }
+    println!("vigil: FAILED: {lost} lost wakeup(s) detected by the watchdog");
+    ExitCode::Failed
 }
 
 /// The protocol policy: from `policy=`, or `poll` in an `idle-poll` build.

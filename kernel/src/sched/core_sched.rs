@@ -11,13 +11,16 @@
 use super::latency::LatencyHistograms;
 use super::stats::{self, SchedStats};
 use super::task::{Task, TaskRef};
-use crate::arch::{context, halt, percpu, tsc};
+use super::watchdog::{self, IdleEvent};
+use crate::arch::interrupt_vectors::COUNTS;
+use crate::arch::{context, halt, lapic, percpu, tsc};
+use crate::chaos;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::{Mutex, Once};
-use vigil_wake::{Commit, CoreWake, Policy};
+use vigil_wake::{Commit, CoreWake, Policy, Recheck, State};
 use x86_64::instructions::interrupts;
 
 /// One core's scheduler.
@@ -165,7 +168,7 @@ pub fn run_core(me: usize) -> ! {
         }
         let idle_from = tsc::now();
         if !spin_for_work(core) {
-            halt_path(core, &mut batch);
+            halt_path(core, me, &mut batch);
         }
         stats::add(&core.stats.idle_ticks, tsc::now() - idle_from);
     }
@@ -184,18 +187,62 @@ fn spin_for_work(core: &CoreSched) -> bool {
 }
 
 /// The protocol's halt path, ending in the arch `sti; hlt`.
-fn halt_path(core: &CoreSched, batch: &mut VecDeque<TaskRef>) {
-    match core.wake.prepare_to_halt().try_halt() {
+fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
+    let history = &watchdog::HISTORIES[me];
+    history.record(IdleEvent::PrepareToHalt);
+    let armed = match core.wake.prepare_to_halt().recheck() {
+        Recheck::Empty(armed) => armed,
+        Recheck::Work => {
+            history.record(IdleEvent::RecheckFoundWork);
+            return;
+        }
+    };
+    chaos::delay(chaos::Point::BeforeCommit);
+    match armed.commit() {
         Commit::Halt(halted) => {
-            let halted_from = tsc::now();
-            halt::enable_interrupts_and_halt();
-            interrupts::disable();
-            stats::add(&core.stats.halted_ticks, tsc::now() - halted_from);
+            history.record(IdleEvent::Halt);
+            let woke_by = sleep(core, me);
+            history.record(woke_by);
             if halted.woke_up(batch) > 0 {
+                if woke_by == IdleEvent::WokeByWatchdog {
+                    watchdog::check_lost(me, batch);
+                }
                 core.run_queue.lock().extend(batch.drain(..));
             }
         }
-        Commit::WorkArrived | Commit::DontSleep => {}
+        Commit::DontSleep => history.record(IdleEvent::DontSleep),
+        Commit::WorkArrived => history.record(IdleEvent::RecheckFoundWork),
         Commit::Poll => core::hint::spin_loop(),
     }
+}
+
+/// Halts (state `Halted`) until a wake IPI, or until the watchdog finds the
+/// core no longer halted-and-idle. Quiet watchdog ticks re-arm and halt
+/// again without touching any counter. Returns what ended the sleep.
+fn sleep(core: &CoreSched, me: usize) -> IdleEvent {
+    let deadline_us = watchdog::deadline_us();
+    let halted_from = tsc::now();
+    let woke_by = loop {
+        let ipis = COUNTS.wake[me].load(Ordering::Relaxed);
+        let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
+        if let Some(us) = deadline_us {
+            lapic::arm_oneshot_us(us);
+        }
+        halt::enable_interrupts_and_halt();
+        interrupts::disable();
+        if COUNTS.wake[me].load(Ordering::Relaxed) != ipis {
+            break IdleEvent::WokeByIpi;
+        }
+        if COUNTS.timer[me].load(Ordering::Relaxed) == ticks {
+            break IdleEvent::WokeOther;
+        }
+        if core.wake.state() != State::Halted || core.wake.inbox_len() != 0 {
+            break IdleEvent::WokeByWatchdog;
+        }
+    };
+    if deadline_us.is_some() {
+        lapic::cancel_timer();
+    }
+    stats::add(&core.stats.halted_ticks, tsc::now() - halted_from);
+    woke_by
 }

@@ -11,3 +11,4 @@ pub mod stats;
 pub mod task;
 pub mod wait_queue;
 pub mod wakeup;
+pub mod watchdog;

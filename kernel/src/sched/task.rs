@@ -11,6 +11,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use spin::Mutex;
+use vigil_wake::{Elided, Notify, NotifyOutcome, State};
 
 /// Usable bytes of each task stack (a guard page sits below).
 pub const TASK_STACK_BYTES: u64 = 64 * 1024;
@@ -80,7 +81,26 @@ pub struct Task {
     /// pending). Written by the waker before the push that publishes it.
     wake_tsc: AtomicU64,
     wake_kind: AtomicU8,
+    /// The core that last woke this task from another core.
+    wake_from: AtomicU64,
+    /// What that waker's notify saw (raw `State`, or `NO_OBSERVATION`).
+    notify_observed: AtomicU8,
+    /// What that waker's notify decided (see `ACTIONS`).
+    notify_action: AtomicU8,
 }
+
+const NO_OBSERVATION: u8 = u8::MAX;
+/// Names of notify decisions, indexed by the recorded action code: 0 is
+/// "sent an IPI", then one per `Elided` reason in `Elided::ALL` order.
+const ACTIONS: [&str; 7] = [
+    "sent a wake IPI",
+    "sent no IPI (target running)",
+    "sent no IPI (target halting: wrote DontSleep)",
+    "sent no IPI (already claimed)",
+    "sent no IPI (inbox already non-empty)",
+    "sent no IPI (self)",
+    "sent no IPI (polling)",
+];
 
 impl core::fmt::Debug for Task {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -122,6 +142,9 @@ impl Task {
             joiner: Mutex::new(None),
             wake_tsc: AtomicU64::new(0),
             wake_kind: AtomicU8::new(WakeKind::Local as u8),
+            wake_from: AtomicU64::new(0),
+            notify_observed: AtomicU8::new(NO_OBSERVATION),
+            notify_action: AtomicU8::new(0),
         })
     }
 
@@ -186,6 +209,30 @@ impl Task {
                 WakeKind::from_raw(self.wake_kind.load(Ordering::Relaxed)),
             )
         })
+    }
+
+    /// Records which core woke this task and what its notify saw and did
+    /// (for lost-wakeup reports; relaxed, read long after).
+    pub(super) fn record_notify(&self, from: usize, outcome: &NotifyOutcome) {
+        self.wake_from.store(from as u64, Ordering::Relaxed);
+        let observed = outcome.observed.map_or(NO_OBSERVATION, State::as_raw);
+        self.notify_observed.store(observed, Ordering::Relaxed);
+        let action = match outcome.action {
+            Notify::SendIpi => 0,
+            Notify::NoIpi(why) => 1 + Elided::ALL.iter().position(|e| *e == why).unwrap_or(0) as u8,
+        };
+        self.notify_action.store(action, Ordering::Relaxed);
+    }
+
+    /// (waking core, what it saw, what it did), as text.
+    pub fn notify_record(&self) -> (u64, &'static str, &'static str) {
+        let observed = match State::from_raw(self.notify_observed.load(Ordering::Relaxed)) {
+            Some(state) => state.name(),
+            None => "nothing (no read)",
+        };
+        let action =
+            ACTIONS[usize::from(self.notify_action.load(Ordering::Relaxed)).min(ACTIONS.len() - 1)];
+        (self.wake_from.load(Ordering::Relaxed), observed, action)
     }
 
     /// When the task was last made runnable by a wake still pending (0: none).

@@ -56,7 +56,9 @@ fn make_runnable(task: TaskRef, stamp: bool) {
         };
         task.stamp_wake(tsc::now(), kind);
     }
+    let record = task.clone();
     let outcome = cores[target].wake.send(task, &cores[me].wake);
+    record.record_notify(me, &outcome);
     if outcome.send_ipi() {
         crate::chaos::delay(crate::chaos::Point::BeforeIpi);
         lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);

@@ -1,4 +1,5 @@
 //! Workloads run in `mode=run`.
+pub mod laplace;
 pub mod ping_pong;
 pub mod select;
 

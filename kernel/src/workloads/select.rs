@@ -1,6 +1,6 @@
 //! Runs the workload the boot parameters name.
 
-use super::ping_pong;
+use super::{laplace, ping_pong};
 use crate::exit::ExitCode;
 use crate::params::{BootParams, Workload};
 use crate::println;
@@ -10,6 +10,11 @@ pub fn run(params: &BootParams) -> ExitCode {
     match params.workload {
         Workload::None => {
             println!("vigil: no workload selected; done");
+            ExitCode::Success
+        }
+        Workload::Laplace => {
+            let report = laplace::run(params.size as usize, params.iterations as usize);
+            println!("laplace: {report}");
             ExitCode::Success
         }
         Workload::PingPong => match ping_pong::run(params.iterations as usize) {

@@ -1,0 +1,166 @@
+//! Laplace: Jacobi iteration on an N×N grid with fixed boundary values, one
+//! fork-join round per iteration over row blocks (one worker task per core),
+//! then the residual and a checksum of the final grid.
+//!
+//! The arithmetic is integer fixed point so the result is bit-for-bit the
+//! same at every core count and on the host (xtask recomputes it):
+//! - values are `i64` with [`ONE`] = 1.0; the top boundary row is `ONE`, the
+//!   other boundaries and the initial interior are 0;
+//! - each interior point becomes `(up + down + left + right) >> 2`
+//!   (arithmetic shift, i.e. floor division by 4);
+//! - the residual is the sum over interior points of `|new - old|` in the
+//!   last iteration (integer addition: order-independent);
+//! - the checksum is FNV-1a 64 over the final grid's values, row-major, each
+//!   value as 8 little-endian bytes.
+
+use crate::arch::tsc;
+use crate::sched::fork_join::{ForkJoin, Job};
+use crate::smp::cores;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// Fixed-point 1.0.
+pub const ONE: i64 = 1 << 30;
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// What a Laplace run produced.
+#[derive(Debug, Clone, Copy)]
+pub struct LaplaceReport {
+    /// Grid side.
+    pub size: usize,
+    /// Iterations run.
+    pub iterations: usize,
+    /// Worker count (cores).
+    pub workers: usize,
+    /// Wall time of the iterations, TSC-measured, in µs.
+    pub elapsed_us: u64,
+    /// Sum of |new - old| over the interior in the last iteration.
+    pub residual: i64,
+    /// FNV-1a 64 of the final grid.
+    pub checksum: u64,
+}
+
+impl core::fmt::Display for LaplaceReport {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "size={} iterations={} workers={} elapsed_us={} residual={} checksum={:#018x}",
+            self.size, self.iterations, self.workers, self.elapsed_us, self.residual, self.checksum
+        )
+    }
+}
+
+struct Grids {
+    size: usize,
+    a: Vec<AtomicI64>,
+    b: Vec<AtomicI64>,
+    /// The iteration being computed (even: a -> b, odd: b -> a). Written by
+    /// the coordinator before releasing a round; the release (the wake)
+    /// publishes it to the workers.
+    iteration: AtomicU64,
+    /// Iteration whose residual the workers must record (u64::MAX: none).
+    residual_iteration: AtomicU64,
+    residuals: Vec<AtomicI64>,
+    workers: usize,
+}
+
+fn initial_grid(size: usize) -> Vec<AtomicI64> {
+    (0..size * size)
+        .map(|k| AtomicI64::new(if k < size { ONE } else { 0 }))
+        .collect()
+}
+
+/// The interior rows of block `block` of `workers`: contiguous, sizes differ
+/// by at most one.
+fn block_rows(size: usize, workers: usize, block: usize) -> core::ops::Range<usize> {
+    let interior = size - 2;
+    let start = 1 + interior * block / workers;
+    let end = 1 + interior * (block + 1) / workers;
+    start..end
+}
+
+fn compute_block(g: &Grids, block: usize) {
+    let n = g.size;
+    let iteration = g.iteration.load(Ordering::Relaxed);
+    let (src, dst) = if iteration % 2 == 0 {
+        (&g.a, &g.b)
+    } else {
+        (&g.b, &g.a)
+    };
+    let record = g.residual_iteration.load(Ordering::Relaxed) == iteration;
+    let mut residual = 0i64;
+    // Relaxed: a round's reads and writes are ordered against the other
+    // workers' by the fork-join hand-offs (wake = release, park = acquire,
+    // latch count-down = release/acquire), and within a round no two workers
+    // write the same point or read a point written in the same round.
+    for i in block_rows(n, g.workers, block) {
+        for j in 1..n - 1 {
+            let up = src[(i - 1) * n + j].load(Ordering::Relaxed);
+            let down = src[(i + 1) * n + j].load(Ordering::Relaxed);
+            let left = src[i * n + j - 1].load(Ordering::Relaxed);
+            let right = src[i * n + j + 1].load(Ordering::Relaxed);
+            let new = (up + down + left + right) >> 2;
+            if record {
+                residual += (new - src[i * n + j].load(Ordering::Relaxed)).abs();
+            }
+            dst[i * n + j].store(new, Ordering::Relaxed);
+        }
+    }
+    if record {
+        g.residuals[block].store(residual, Ordering::Relaxed);
+    }
+}
+
+fn checksum(grid: &[AtomicI64]) -> u64 {
+    let mut hash = FNV_OFFSET;
+    for value in grid {
+        for byte in value.load(Ordering::Relaxed).to_le_bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(FNV_PRIME);
+        }
+    }
+    hash
+}
+
+/// Runs Laplace on every core (called from a task on core 0).
+pub fn run(size: usize, iterations: usize) -> LaplaceReport {
+    let workers = cores::count().min(size - 2).max(1);
+    let grids = Arc::new(Grids {
+        size,
+        a: initial_grid(size),
+        b: initial_grid(size),
+        iteration: AtomicU64::new(0),
+        residual_iteration: AtomicU64::new(iterations as u64 - 1),
+        residuals: (0..workers).map(|_| AtomicI64::new(0)).collect(),
+        workers,
+    });
+    let pool = ForkJoin::new(workers);
+    let g = grids.clone();
+    let job: Job = Arc::new(move |block| compute_block(&g, block));
+    let start = tsc::now();
+    for iteration in 0..iterations {
+        grids.iteration.store(iteration as u64, Ordering::Relaxed);
+        pool.run(&job);
+    }
+    let elapsed_us = tsc::ticks_to_us(tsc::now() - start);
+    pool.shutdown();
+    let last = if iterations % 2 == 1 {
+        &grids.b
+    } else {
+        &grids.a
+    };
+    LaplaceReport {
+        size,
+        iterations,
+        workers,
+        elapsed_us,
+        residual: grids
+            .residuals
+            .iter()
+            .map(|r| r.load(Ordering::Relaxed))
+            .sum(),
+        checksum: checksum(last),
+    }
+}
