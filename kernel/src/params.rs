@@ -50,6 +50,11 @@ pub enum Workload {
     Laplace,
     /// Ping-pong between tasks on cores 0 and 1 (`iterations` round trips).
     PingPong,
+    /// Laplace with bare IPI-released workers: no tasks or protocol on the
+    /// critical path (the platform's floor).
+    Floor,
+    /// Every core idles for `idle_ms`.
+    Idle,
 }
 
 impl Workload {
@@ -59,6 +64,8 @@ impl Workload {
             Workload::None => "none",
             Workload::Laplace => "laplace",
             Workload::PingPong => "ping-pong",
+            Workload::Floor => "floor",
+            Workload::Idle => "idle",
         }
     }
 }
@@ -84,7 +91,7 @@ pub struct BootParams {
     /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow`
     /// (default `none`).
     pub fault: Fault,
-    /// `workload=laplace|none|ping-pong` (default `laplace`).
+    /// `workload=laplace|floor|idle|none|ping-pong` (default `laplace`).
     pub workload: Workload,
     /// `size=N`: grid side for grid workloads (4..=4096, default 64).
     pub size: u32,
@@ -105,6 +112,8 @@ pub struct BootParams {
     /// `watchdog=off|MS`: the halted-core watchdog deadline in ms
     /// (1..=60000, default 200; `off` keeps cores truly tickless).
     pub watchdog_ms: u32,
+    /// `idle_ms=N`: how long `workload=idle` idles (1..=600000, default 3000).
+    pub idle_ms: u32,
 }
 
 impl Default for BootParams {
@@ -122,6 +131,7 @@ impl Default for BootParams {
             chaos: false,
             backoff_spins: 0,
             watchdog_ms: 200,
+            idle_ms: 3000,
         }
     }
 }
@@ -146,7 +156,7 @@ pub enum ParamError {
     },
 }
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "mode",
     "test",
     "fault",
@@ -158,6 +168,7 @@ const KEYS: [&str; 11] = [
     "chaos",
     "backoff",
     "watchdog",
+    "idle_ms",
 ];
 
 impl fmt::Display for ParamError {
@@ -259,6 +270,8 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                     value,
                     &[
                         ("laplace", Workload::Laplace),
+                        ("floor", Workload::Floor),
+                        ("idle", Workload::Idle),
                         ("none", Workload::None),
                         ("ping-pong", Workload::PingPong),
                     ],
@@ -281,6 +294,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
             "seed" => params.seed = number("seed", value, 0, u64::MAX)?,
             "chaos" => params.chaos = choice("chaos", value, &[("off", false), ("on", true)])?,
             "backoff" => params.backoff_spins = number("backoff", value, 0, 1_000_000)? as u32,
+            "idle_ms" => params.idle_ms = number("idle_ms", value, 1, 600_000)? as u32,
             "watchdog" => {
                 params.watchdog_ms = match value {
                     "off" => 0,

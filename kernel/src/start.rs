@@ -52,6 +52,11 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             backoff_spins: params.backoff_spins,
         },
     );
+    println!(
+        "vigil: debug table at {:#x}, kernel image offset {:#x}",
+        sched::debug_table::publish(),
+        boot_info.kernel_image_offset
+    );
     smp::bringup::start_all_aps();
     println!(
         "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {} spins, watchdog {}, seed {}{}",

@@ -3,6 +3,7 @@
 //! blocking primitives built on task parking.
 pub mod barrier;
 pub mod core_sched;
+pub mod debug_table;
 pub mod fork_join;
 pub mod latch;
 pub mod latency;

@@ -52,7 +52,8 @@ impl core::fmt::Display for LaplaceReport {
     }
 }
 
-struct Grids {
+/// The two grids and the round's parameters, shared by all workers.
+pub struct Grids {
     size: usize,
     a: Vec<AtomicI64>,
     b: Vec<AtomicI64>,
@@ -81,7 +82,8 @@ fn block_rows(size: usize, workers: usize, block: usize) -> core::ops::Range<usi
     start..end
 }
 
-fn compute_block(g: &Grids, block: usize) {
+/// Computes block `block` of the current iteration.
+pub fn compute_block(g: &Grids, block: usize) {
     let n = g.size;
     let iteration = g.iteration.load(Ordering::Relaxed);
     let (src, dst) = if iteration % 2 == 0 {
@@ -124,43 +126,74 @@ fn checksum(grid: &[AtomicI64]) -> u64 {
     hash
 }
 
+impl core::fmt::Debug for Grids {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Grids")
+            .field("size", &self.size)
+            .field("workers", &self.workers)
+            .finish()
+    }
+}
+
+impl Grids {
+    /// Fresh grids for `iterations` iterations split over `workers` blocks.
+    pub fn new(size: usize, iterations: usize, workers: usize) -> Self {
+        Self {
+            size,
+            a: initial_grid(size),
+            b: initial_grid(size),
+            iteration: AtomicU64::new(0),
+            residual_iteration: AtomicU64::new(iterations as u64 - 1),
+            residuals: (0..workers).map(|_| AtomicI64::new(0)).collect(),
+            workers,
+        }
+    }
+
+    /// Selects the iteration the next round computes (before releasing it).
+    pub fn set_iteration(&self, iteration: usize) {
+        self.iteration.store(iteration as u64, Ordering::Relaxed);
+    }
+
+    /// The result after `iterations` rounds that took `elapsed_us`.
+    pub fn report(&self, iterations: usize, elapsed_us: u64) -> LaplaceReport {
+        let last = if iterations % 2 == 1 {
+            &self.b
+        } else {
+            &self.a
+        };
+        LaplaceReport {
+            size: self.size,
+            iterations,
+            workers: self.workers,
+            elapsed_us,
+            residual: self
+                .residuals
+                .iter()
+                .map(|r| r.load(Ordering::Relaxed))
+                .sum(),
+            checksum: checksum(last),
+        }
+    }
+}
+
+/// How many workers a grid of side `size` gets on this machine.
+pub fn worker_count(size: usize) -> usize {
+    cores::count().min(size - 2).max(1)
+}
+
 /// Runs Laplace on every core (called from a task on core 0).
 pub fn run(size: usize, iterations: usize) -> LaplaceReport {
-    let workers = cores::count().min(size - 2).max(1);
-    let grids = Arc::new(Grids {
-        size,
-        a: initial_grid(size),
-        b: initial_grid(size),
-        iteration: AtomicU64::new(0),
-        residual_iteration: AtomicU64::new(iterations as u64 - 1),
-        residuals: (0..workers).map(|_| AtomicI64::new(0)).collect(),
-        workers,
-    });
+    let workers = worker_count(size);
+    let grids = Arc::new(Grids::new(size, iterations, workers));
     let pool = ForkJoin::new(workers);
     let g = grids.clone();
     let job: Job = Arc::new(move |block| compute_block(&g, block));
     let start = tsc::now();
     for iteration in 0..iterations {
-        grids.iteration.store(iteration as u64, Ordering::Relaxed);
+        grids.set_iteration(iteration);
         pool.run(&job);
     }
     let elapsed_us = tsc::ticks_to_us(tsc::now() - start);
     pool.shutdown();
-    let last = if iterations % 2 == 1 {
-        &grids.b
-    } else {
-        &grids.a
-    };
-    LaplaceReport {
-        size,
-        iterations,
-        workers,
-        elapsed_us,
-        residual: grids
-            .residuals
-            .iter()
-            .map(|r| r.load(Ordering::Relaxed))
-            .sum(),
-        checksum: checksum(last),
-    }
+    grids.report(iterations, elapsed_us)
 }

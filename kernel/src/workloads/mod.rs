@@ -1,4 +1,6 @@
 //! Workloads run in `mode=run`.
+pub mod floor;
+pub mod idle;
 pub mod laplace;
 pub mod ping_pong;
 pub mod select;

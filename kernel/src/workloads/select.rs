@@ -1,6 +1,6 @@
 //! Runs the workload the boot parameters name.
 
-use super::{laplace, ping_pong};
+use super::{floor, idle, laplace, ping_pong};
 use crate::exit::ExitCode;
 use crate::params::{BootParams, Workload};
 use crate::println;
@@ -15,6 +15,15 @@ pub fn run(params: &BootParams) -> ExitCode {
         Workload::Laplace => {
             let report = laplace::run(params.size as usize, params.iterations as usize);
             println!("laplace: {report}");
+            ExitCode::Success
+        }
+        Workload::Floor => {
+            let report = floor::run(params.size as usize, params.iterations as usize);
+            println!("floor: {report}");
+            ExitCode::Success
+        }
+        Workload::Idle => {
+            idle::run(u64::from(params.idle_ms));
             ExitCode::Success
         }
         Workload::PingPong => match ping_pong::run(params.iterations as usize) {

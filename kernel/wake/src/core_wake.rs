@@ -83,6 +83,14 @@ impl<T> CoreWake<T> {
         self.idle.state_raw()
     }
 
+    /// Where the state byte ([`State::as_raw`]) and the inbox's item count
+    /// (`usize`) live, for a host-side stuck-core detector that reads a hung
+    /// guest's memory without its help: `(state_address, inbox_len_address)`.
+    #[must_use]
+    pub fn debug_addresses(&self) -> (usize, usize) {
+        (self.idle.state_address(), self.inbox.len_address())
+    }
+
     /// How many items wait in the inbox: one relaxed load, no lock (see
     /// [`Inbox::len`]).
     #[must_use]

@@ -54,6 +54,12 @@ impl IdleState {
         self.state.load(Ordering::Relaxed)
     }
 
+    /// Address of the state byte, for a host-side debugger reading a hung
+    /// guest's memory.
+    pub(crate) fn state_address(&self) -> usize {
+        core::ptr::from_ref(&self.state) as usize
+    }
+
     pub(crate) fn state(&self) -> State {
         State::decode(self.state_raw())
     }

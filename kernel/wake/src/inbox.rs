@@ -148,6 +148,13 @@ impl<T> Inbox<T> {
         moved
     }
 
+    /// Address of the item count (a `usize`), for a host-side debugger
+    /// reading a hung guest's memory. Taking an address reads nothing.
+    #[must_use]
+    pub fn len_address(&self) -> usize {
+        core::ptr::from_ref(&self.len) as usize
+    }
+
     /// How many items are queued: one relaxed load, never the lock. Exact
     /// whenever no push or drain is in progress; otherwise it may be one
     /// behind per producer in flight. For statistics, the stuck-core

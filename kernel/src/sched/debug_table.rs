@@ -1,0 +1,58 @@
+//! A fixed-layout table the host reads from a hung guest's memory (through
+//! QEMU's monitor) to say which cores are halted with work in their inbox.
+//! Layout, as little-endian u64 words (documented in the README and parsed
+//! by `xtask`): magic, version, core count, then `MAX_CORES` APIC ids,
+//! `MAX_CORES` addresses of each core's protocol-state byte, and `MAX_CORES`
+//! addresses of each core's inbox item count.
+
+use super::core_sched;
+use crate::smp::cores::{self, MAX_CORES};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// "VIGILDBG".
+pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
+/// Bumped whenever the layout changes.
+pub const VERSION: u64 = 1;
+
+/// The table's layout.
+#[derive(Debug)]
+#[repr(C)]
+pub struct DebugTable {
+    magic: AtomicU64,
+    version: AtomicU64,
+    core_count: AtomicU64,
+    apic_id: [AtomicU64; MAX_CORES],
+    state_address: [AtomicU64; MAX_CORES],
+    inbox_len_address: [AtomicU64; MAX_CORES],
+}
+
+/// The table. Exported under a fixed symbol name so it can also be found in
+/// the kernel ELF (`nm`), not only through the address printed at boot.
+#[unsafe(no_mangle)]
+pub static VIGIL_DEBUG: DebugTable = DebugTable {
+    magic: AtomicU64::new(0),
+    version: AtomicU64::new(0),
+    core_count: AtomicU64::new(0),
+    apic_id: [const { AtomicU64::new(0) }; MAX_CORES],
+    state_address: [const { AtomicU64::new(0) }; MAX_CORES],
+    inbox_len_address: [const { AtomicU64::new(0) }; MAX_CORES],
+};
+
+/// Fills the table once the schedulers exist; returns its address.
+pub fn publish() -> u64 {
+    let table = &VIGIL_DEBUG;
+    for (i, core) in core_sched::cores().iter().enumerate() {
+        let (state, inbox_len) = core.wake.debug_addresses();
+        table.apic_id[i].store(u64::from(cores::apic_id(i)), Ordering::Relaxed);
+        table.state_address[i].store(state as u64, Ordering::Relaxed);
+        table.inbox_len_address[i].store(inbox_len as u64, Ordering::Relaxed);
+    }
+    table
+        .core_count
+        .store(core_sched::cores().len() as u64, Ordering::Relaxed);
+    table.version.store(VERSION, Ordering::Relaxed);
+    // Release: a reader in the guest that sees the magic sees the rest (the
+    // host reads a stopped guest, for which any order is fine).
+    table.magic.store(MAGIC, Ordering::Release);
+    core::ptr::from_ref(table) as u64
+}
