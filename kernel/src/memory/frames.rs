@@ -32,8 +32,28 @@ pub static FRAMES: Mutex<BumpFrames> = Mutex::new(BumpFrames {
     count: 0,
 });
 
+static LOW_REGIONS: Mutex<[(u64, u64); MAX_REGIONS]> = Mutex::new([(0, 0); MAX_REGIONS]);
+
+/// Whether the page at `phys` (below 1 MiB) lies in memory the boot map
+/// marks usable (the AP trampoline needs one such page).
+pub fn low_page_usable(phys: u64) -> bool {
+    LOW_REGIONS
+        .lock()
+        .iter()
+        .any(|&(start, end)| start <= phys && phys + FRAME_BYTES <= end)
+}
+
 /// Records the usable regions of the boot memory map.
 pub fn init(regions: &MemoryRegions) {
+    {
+        let mut low = LOW_REGIONS.lock();
+        let usable_low = regions
+            .iter()
+            .filter(|r| r.kind == MemoryRegionKind::Usable && r.start < LOW_MEMORY_END);
+        for (slot, region) in low.iter_mut().zip(usable_low) {
+            *slot = (region.start, region.end.min(LOW_MEMORY_END));
+        }
+    }
     let mut frames = FRAMES.lock();
     for region in regions
         .iter()

@@ -57,7 +57,9 @@ fn make_runnable(task: TaskRef, stamp: bool) {
         task.stamp_wake(tsc::now(), kind);
     }
     let record = task.clone();
-    let outcome = cores[target].wake.send(task, &cores[me].wake);
+    let outcome = cores[target].wake.send_with(task, &cores[me].wake, || {
+        crate::chaos::delay(crate::chaos::Point::BetweenPushAndNotify);
+    });
     record.record_notify(me, &outcome);
     if outcome.send_ipi() {
         crate::chaos::delay(crate::chaos::Point::BeforeIpi);

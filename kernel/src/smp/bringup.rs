@@ -113,6 +113,13 @@ pub fn start_all_aps() {
 }
 
 fn start_aps(apic_ids: &[u32]) {
+    if !crate::memory::frames::low_page_usable(trampoline::TRAMPOLINE_PHYS) {
+        println!(
+            "boot error: the AP trampoline page {:#x} is not usable memory in this boot's memory map",
+            trampoline::TRAMPOLINE_PHYS
+        );
+        exit(ExitCode::Failed)
+    }
     let stacks: Vec<(u32, u64)> = apic_ids
         .iter()
         .enumerate()

@@ -133,6 +133,15 @@ impl<T> CoreWake<T> {
         self.notify(pushed, from)
     }
 
+    /// [`send`](CoreWake::send) with `between` run after the push and before
+    /// the notify decision: the kernel's chaos mode widens that window with
+    /// a random delay to provoke races. Same contract as `send`.
+    pub fn send_with(&self, item: T, from: &CoreWake<T>, between: impl FnOnce()) -> NotifyOutcome {
+        let pushed = self.push(item, from);
+        between();
+        self.notify(pushed, from)
+    }
+
     /// The push half of [`send`](CoreWake::send).
     pub(crate) fn push(&self, item: T, from: &CoreWake<T>) -> Pushed {
         let pushed = self.inbox.push(item);
