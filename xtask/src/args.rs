@@ -100,6 +100,24 @@ pub fn parse_timeout_s(text: &str) -> Result<u64, String> {
     }
 }
 
+/// Parses `--stall-s`: whole seconds without serial output after which a
+/// guest counts as stuck, in [`TIMEOUT_S_RANGE`].
+pub fn parse_stall_s(text: &str) -> Result<u64, String> {
+    let stall_s: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a stall limit (expected whole seconds)"))?;
+    if TIMEOUT_S_RANGE.contains(&stall_s) {
+        Ok(stall_s)
+    } else {
+        Err(format!(
+            "stall limit of {stall_s} s is out of range: --stall-s must be in {}..={}",
+            TIMEOUT_S_RANGE.start(),
+            TIMEOUT_S_RANGE.end()
+        ))
+    }
+}
+
 /// Checks the shape of one kernel boot parameter: `key=value` with a
 /// non-empty key, no whitespace (parameters are space-separated on the
 /// kernel side) and nothing but printable ASCII. What the keys and values

@@ -49,7 +49,22 @@ pub struct Finished {
 impl KilledOnDrop {
     /// Spawns `command` with piped stdout/stderr and no stdin. The child
     /// gets SIGKILL if the spawning thread dies first (e.g. xtask killed).
-    pub fn spawn(mut command: Command, echo_stdout: Echo, echo_stderr: Echo) -> io::Result<Self> {
+    pub fn spawn(command: Command, echo_stdout: Echo, echo_stderr: Echo) -> io::Result<Self> {
+        Self::spawn_observed(command, echo_stdout, echo_stderr, |_pid| {
+            Box::new(|_line| {})
+        })
+    }
+
+    /// Like [`KilledOnDrop::spawn`], and every stdout line (carriage
+    /// returns removed) is also handed, as it arrives, to the observer
+    /// that `make_observer` builds from the child's pid. The observer runs
+    /// on the reader thread, before the line is echoed.
+    pub fn spawn_observed(
+        mut command: Command,
+        echo_stdout: Echo,
+        echo_stderr: Echo,
+        make_observer: impl FnOnce(u32) -> LineObserver,
+    ) -> io::Result<Self> {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -73,14 +88,15 @@ impl KilledOnDrop {
                 return Err(err.into());
             }
         };
+        let observer = make_observer(child.id());
         let stdout = child
             .stdout
             .take()
-            .map(|out| spawn_reader(out, echo_stdout));
+            .map(|out| spawn_reader(out, echo_stdout, observer));
         let stderr = child
             .stderr
             .take()
-            .map(|err| spawn_reader(err, echo_stderr));
+            .map(|err| spawn_reader(err, echo_stderr, Box::new(|_line| {})));
         Ok(Self {
             child,
             pidfd,
@@ -122,17 +138,22 @@ impl KilledOnDrop {
 
     /// Kills the child (if still running), reaps it and collects its
     /// output. `timed_out` records that the kill is ours, for the verdict.
-    pub fn finish(mut self, timed_out: Option<u64>) -> io::Result<Finished> {
-        if timed_out.is_some() {
+    pub fn finish(self, timed_out: Option<u64>) -> io::Result<Finished> {
+        self.finish_as(timed_out.map(|timeout_s| QemuExit::TimedOut { timeout_s }))
+    }
+
+    /// Like [`KilledOnDrop::finish`]: with `killed_as` set, the child is
+    /// killed (if still running) and that is how it is recorded to have
+    /// ended (our timeout, our stall detector); with `None`, it is waited
+    /// for and its own status is recorded.
+    pub fn finish_as(mut self, killed_as: Option<QemuExit>) -> io::Result<Finished> {
+        if killed_as.is_some() {
             let _ = self.child.kill();
         }
         let status = self.child.wait()?;
         let stdout = join_reader(self.stdout.take());
         let stderr = join_reader(self.stderr.take());
-        let exit = match timed_out {
-            Some(timeout_s) => QemuExit::TimedOut { timeout_s },
-            None => exit_of(status),
-        };
+        let exit = killed_as.unwrap_or_else(|| exit_of(status));
         Ok(Finished {
             exit,
             stdout,
@@ -157,9 +178,17 @@ fn exit_of(status: ExitStatus) -> QemuExit {
     }
 }
 
-/// Reads `source` line by line until EOF, echoing each line if asked, and
-/// returns the whole text. A final line without a newline is kept.
-fn spawn_reader(source: impl Read + Send + 'static, echo: Echo) -> JoinHandle<String> {
+/// Called with each stdout line of a child as it arrives.
+pub type LineObserver = Box<dyn FnMut(&str) + Send>;
+
+/// Reads `source` line by line until EOF, showing each line to `observe`
+/// and echoing it if asked, and returns the whole text. A final line
+/// without a newline is kept.
+fn spawn_reader(
+    source: impl Read + Send + 'static,
+    echo: Echo,
+    mut observe: LineObserver,
+) -> JoinHandle<String> {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(source);
         let mut captured = String::new();
@@ -171,6 +200,7 @@ fn spawn_reader(source: impl Read + Send + 'static, echo: Echo) -> JoinHandle<St
                 Ok(_) => {}
             }
             let line = String::from_utf8_lossy(&raw).replace('\r', "");
+            observe(&line);
             echo_line(echo, &line);
             captured.push_str(&line);
         }
@@ -239,6 +269,40 @@ mod tests {
         assert_eq!(finished.exit, QemuExit::TimedOut { timeout_s: 1 });
         assert_eq!(finished.stdout, "started\n");
         assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
+    fn the_observer_sees_each_line_with_the_pid() {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let child = KilledOnDrop::spawn_observed(
+            sh("printf 'one\\r\\ntwo\\n'"),
+            Echo::Off,
+            Echo::Off,
+            |pid| {
+                Box::new(move |line: &str| {
+                    let _ = sender.send((pid, line.to_string()));
+                })
+            },
+        )
+        .unwrap();
+        let pid = child.id();
+        assert!(child.wait_for_exit(Some(Duration::from_secs(60))).unwrap());
+        let finished = child.finish(None).unwrap();
+        assert_eq!(finished.stdout, "one\ntwo\n");
+        let seen: Vec<_> = receiver.iter().collect();
+        assert_eq!(
+            seen,
+            vec![(pid, "one\n".to_string()), (pid, "two\n".to_string())]
+        );
+    }
+
+    #[test]
+    fn finish_as_records_our_reason_for_the_kill() {
+        let child = KilledOnDrop::spawn(sh("exec sleep 600"), Echo::Off, Echo::Off).unwrap();
+        let finished = child
+            .finish_as(Some(QemuExit::Stalled { stall_s: 5 }))
+            .unwrap();
+        assert_eq!(finished.exit, QemuExit::Stalled { stall_s: 5 });
     }
 
     #[test]

@@ -4,15 +4,23 @@
 use std::fs;
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use serde::Serialize;
 
 use crate::args::{self, Machine};
 use crate::error::{Result, XtaskError};
 use crate::install;
 use crate::kernel_build::KernelArtifacts;
+use crate::laplace_check::{self, ChecksumCheck};
 use crate::monitor::Monitor;
-use crate::process::{Echo, KilledOnDrop};
+use crate::process::{Echo, KilledOnDrop, LineObserver};
+use crate::process_cpu_time;
 use crate::qemu_command::{QemuArgs, qemu_args};
+use crate::run_output::{DebugTableLocation, parse_debug_table_line};
+use crate::stuck_cores::{self, GuestExamination};
+use crate::test_output::strip_core_prefix;
 use crate::verdict::{self, QemuExit, Verdict};
 use crate::workspace::display_command;
 
@@ -40,8 +48,17 @@ pub struct RunConfig {
     pub params: Vec<String>,
     /// Echo the serial output (to stdout) and QEMU's stderr live.
     pub echo: bool,
-    /// On timeout, ask the monitor for `info registers -a` before killing.
+    /// On timeout, examine the guest through the monitor (`info registers
+    /// -a`, the debug table) before killing it.
     pub registers_on_timeout: bool,
+    /// The host's stuck-core detector: when the guest prints nothing for
+    /// this many seconds, examine it through the monitor and kill it (the
+    /// run ends [`Verdict::Stuck`]). `None`: only the timeout applies.
+    pub stall_s: Option<u64>,
+    /// Serial lines to time: when a line containing one of these appears,
+    /// record when (since QEMU started) and how much CPU time QEMU had used
+    /// ([`RunOutcome::marks`]).
+    pub marks: Vec<String>,
 }
 
 impl Default for RunConfig {
@@ -55,6 +72,8 @@ impl Default for RunConfig {
             params: Vec::new(),
             echo: false,
             registers_on_timeout: false,
+            stall_s: None,
+            marks: Vec::new(),
         }
     }
 }
@@ -74,6 +93,9 @@ impl RunConfig {
         args::check_smp(self.smp).map_err(XtaskError::Usage)?;
         if let Some(timeout_s) = self.timeout_s {
             args::parse_timeout_s(&timeout_s.to_string()).map_err(XtaskError::Usage)?;
+        }
+        if let Some(stall_s) = self.stall_s {
+            args::parse_stall_s(&stall_s.to_string()).map_err(XtaskError::Usage)?;
         }
         for param in &self.params {
             args::parse_param(param).map_err(XtaskError::Usage)?;
@@ -99,21 +121,110 @@ pub struct RunOutcome {
     pub elapsed: Duration,
     /// The QEMU command line, ready to paste into a shell.
     pub command_line: String,
-    /// `info registers -a` taken at the timeout, if asked for (or why it
-    /// could not be taken).
+    /// `info registers -a` taken at the timeout or stall, if asked for (or
+    /// why it could not be taken).
     pub registers_at_timeout: Option<String>,
+    /// The stuck-core examination made before a stalled (or, if asked,
+    /// timed-out) guest was killed.
+    pub examination: Option<GuestExamination>,
+    /// Every `laplace:`/`floor:` result checked against the host's
+    /// computation; a mismatch turns a success into
+    /// [`Verdict::ChecksumMismatch`].
+    pub checksum_checks: Vec<ChecksumCheck>,
+    /// The lines [`RunConfig::marks`] asked to time, in order.
+    pub marks: Vec<LineMark>,
+}
+
+/// When a marked serial line appeared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LineMark {
+    /// The [`RunConfig::marks`] text it contains.
+    pub mark: String,
+    /// The whole line.
+    pub line: String,
+    /// Seconds since QEMU was spawned.
+    pub at_s: f64,
+    /// QEMU's CPU time (user + system, all threads) at that moment, s.
+    pub qemu_cpu_s: Option<f64>,
 }
 
 impl RunOutcome {
-    /// One-line reason, e.g. `panic: exit code 0x12`.
+    /// One-line reason, e.g. `panic: exit code 0x12` or `checksum
+    /// mismatch: ...`.
     pub fn reason(&self) -> String {
-        verdict::reason(self.exit)
+        match (
+            self.verdict,
+            laplace_check::first_mismatch(&self.checksum_checks),
+        ) {
+            (Verdict::ChecksumMismatch, Some(check)) => {
+                format!("checksum mismatch: {}", check.describe())
+            }
+            _ => verdict::reason(self.exit),
+        }
     }
 
     /// `vigil: ok (...)` or `vigil: FAILED (...)`.
     pub fn verdict_line(&self) -> String {
-        verdict::verdict_line(self.exit)
+        if self.verdict.is_success() {
+            format!("vigil: ok ({})", self.reason())
+        } else {
+            format!("vigil: FAILED ({})", self.reason())
+        }
     }
+
+    /// The first [`LineMark`] for `mark`.
+    pub fn mark(&self, mark: &str) -> Option<&LineMark> {
+        self.marks.iter().find(|line_mark| line_mark.mark == mark)
+    }
+}
+
+/// What the serial reader learns while the guest runs.
+#[derive(Debug)]
+struct LiveRun {
+    last_output: Instant,
+    debug_table: Option<DebugTableLocation>,
+    marks: Vec<LineMark>,
+}
+
+fn lock(live: &Mutex<LiveRun>) -> MutexGuard<'_, LiveRun> {
+    live.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The serial observer: notes the time of every line, the debug table's
+/// address, and the marked lines (with QEMU's CPU time, sampled right
+/// there on the reader thread).
+fn observe_serial(
+    live: Arc<Mutex<LiveRun>>,
+    marks: Vec<String>,
+    started: Instant,
+    pid: u32,
+) -> LineObserver {
+    Box::new(move |line: &str| {
+        let now = Instant::now();
+        let message = strip_core_prefix(line).map(|(_core, message)| message.trim_end());
+        let location = message.and_then(parse_debug_table_line);
+        let hits: Vec<&String> = marks
+            .iter()
+            .filter(|mark| line.contains(mark.as_str()))
+            .collect();
+        let qemu_cpu_s = (!hits.is_empty())
+            .then(|| process_cpu_time::cpu_time(pid).ok())
+            .flatten()
+            .map(|cpu| cpu.as_secs_f64());
+        let mut live = lock(&live);
+        live.last_output = now;
+        if location.is_some() {
+            live.debug_table = location;
+        }
+        for mark in hits {
+            live.marks.push(LineMark {
+                mark: mark.clone(),
+                line: line.trim_end().to_string(),
+                at_s: now.duration_since(started).as_secs_f64(),
+                qemu_cpu_s,
+            });
+        }
+    })
 }
 
 /// Boots `kernel` as `config` says and waits for it to end. Errors are
@@ -174,24 +285,41 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     };
 
     let started = Instant::now();
-    let child = KilledOnDrop::spawn(command, echo_serial, echo_stderr)
-        .map_err(|err| XtaskError::failed(format!("could not start QEMU: {err}")))?;
-    let timeout = config.timeout_s.map(Duration::from_secs);
-    let exited = child
-        .wait_for_exit(timeout)
+    let live = Arc::new(Mutex::new(LiveRun {
+        last_output: started,
+        debug_table: None,
+        marks: Vec::new(),
+    }));
+    let child = KilledOnDrop::spawn_observed(command, echo_serial, echo_stderr, |pid| {
+        observe_serial(Arc::clone(&live), config.marks.clone(), started, pid)
+    })
+    .map_err(|err| XtaskError::failed(format!("could not start QEMU: {err}")))?;
+    let our_kill = wait_for_end(&child, config, started, &live)
         .map_err(|err| XtaskError::failed(format!("waiting for QEMU: {err}")))?;
-    let registers_at_timeout = match (exited, config.registers_on_timeout) {
-        (false, true) => Some(read_registers(&monitor_socket)),
-        _ => None,
+    let examine = match our_kill {
+        Some(QemuExit::Stalled { .. }) => true,
+        Some(_) => config.registers_on_timeout,
+        None => false,
     };
-    let timed_out = if exited { None } else { config.timeout_s };
+    let examination = examine.then(|| {
+        let location = lock(&live).debug_table;
+        examine_guest(&monitor_socket, location, &kernel.elf)
+    });
     let finished = child
-        .finish(timed_out)
+        .finish_as(our_kill)
         .map_err(|err| XtaskError::failed(format!("reaping QEMU: {err}")))?;
     let elapsed = started.elapsed();
 
+    let checksum_checks = laplace_check::check_serial(&finished.stdout);
+    let verdict = match Verdict::from_exit(finished.exit) {
+        Verdict::Success if laplace_check::first_mismatch(&checksum_checks).is_some() => {
+            Verdict::ChecksumMismatch
+        }
+        verdict => verdict,
+    };
+    let marks = std::mem::take(&mut lock(&live).marks);
     Ok(RunOutcome {
-        verdict: Verdict::from_exit(finished.exit),
+        verdict,
         exit: finished.exit,
         exit_status: match finished.exit {
             QemuExit::Status(status) => Some(status),
@@ -201,15 +329,66 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         qemu_stderr: finished.stderr,
         elapsed,
         command_line,
-        registers_at_timeout,
+        registers_at_timeout: examination
+            .as_ref()
+            .map(|examination| examination.registers_text.clone()),
+        examination,
+        checksum_checks,
+        marks,
     })
 }
 
-/// `info registers -a` from a (hung) guest, or why it could not be read.
-fn read_registers(monitor_socket: &Path) -> String {
-    Monitor::connect(monitor_socket, MONITOR_TIMEOUT)
-        .and_then(|mut monitor| monitor.command("info registers -a"))
-        .unwrap_or_else(|err| format!("<could not read registers from the monitor: {err}>"))
+/// Waits until QEMU exits (`None`), the timeout passes or the guest has
+/// printed nothing for the stall limit (`Some(how we will kill it)`).
+fn wait_for_end(
+    child: &KilledOnDrop,
+    config: &RunConfig,
+    started: Instant,
+    live: &Mutex<LiveRun>,
+) -> std::io::Result<Option<QemuExit>> {
+    let deadline = config
+        .timeout_s
+        .map(|timeout_s| started + Duration::from_secs(timeout_s));
+    let stall = config
+        .stall_s
+        .map(|stall_s| (stall_s, Duration::from_secs(stall_s)));
+    loop {
+        let stall_deadline = stall.map(|(_, limit)| lock(live).last_output + limit);
+        let next = deadline.into_iter().chain(stall_deadline).min();
+        let wait = next.map(|next| next.saturating_duration_since(Instant::now()));
+        if child.wait_for_exit(wait)? {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        if let (Some(deadline), Some(timeout_s)) = (deadline, config.timeout_s)
+            && now >= deadline
+        {
+            return Ok(Some(QemuExit::TimedOut { timeout_s }));
+        }
+        if let Some((stall_s, limit)) = stall {
+            // Output may have arrived while we waited: only a full quiet
+            // period counts.
+            if now >= lock(live).last_output + limit {
+                return Ok(Some(QemuExit::Stalled { stall_s }));
+            }
+        }
+    }
+}
+
+/// Stops a hung guest and examines it (registers, debug table, symbols).
+fn examine_guest(
+    monitor_socket: &Path,
+    location: Option<DebugTableLocation>,
+    elf: &Path,
+) -> GuestExamination {
+    match Monitor::connect(monitor_socket, MONITOR_TIMEOUT) {
+        Ok(mut monitor) => stuck_cores::examine(&mut monitor, location, elf),
+        Err(err) => GuestExamination {
+            registers_text: format!("<could not read registers from the monitor: {err}>"),
+            notes: vec![format!("could not connect to the monitor: {err}")],
+            ..GuestExamination::default()
+        },
+    }
 }
 
 #[cfg(test)]

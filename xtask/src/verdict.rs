@@ -38,6 +38,11 @@ pub enum QemuExit {
         /// The timeout that expired.
         timeout_s: u64,
     },
+    /// We killed QEMU because the guest printed nothing for this long.
+    Stalled {
+        /// Seconds without serial output.
+        stall_s: u64,
+    },
 }
 
 /// What a run of the kernel amounts to. Only [`Verdict::Success`] is a pass.
@@ -58,6 +63,13 @@ pub enum Verdict {
     TripleFault,
     /// Killed by us at the timeout.
     Timeout,
+    /// Killed by us after the guest printed nothing for the stall limit
+    /// (the host's stuck-core detector).
+    Stuck,
+    /// The guest exited with success but its Laplace/floor result differs
+    /// from the host's computation (set after the run by
+    /// [`crate::qemu::run`]; never derived from the exit alone).
+    ChecksumMismatch,
     /// Killed by a signal we did not send.
     Signal(i32),
     /// Any other exit status: QEMU's own error (1: bad option, missing
@@ -72,6 +84,7 @@ impl Verdict {
             QemuExit::Status(status) => Self::from_status(status),
             QemuExit::Signal(signal) => Self::Signal(signal),
             QemuExit::TimedOut { .. } => Self::Timeout,
+            QemuExit::Stalled { .. } => Self::Stuck,
         }
     }
 
@@ -104,6 +117,9 @@ pub fn reason(exit: QemuExit) -> String {
     let verdict = Verdict::from_exit(exit);
     match (verdict, exit) {
         (_, QemuExit::TimedOut { timeout_s }) => format!("timeout after {timeout_s} s"),
+        (_, QemuExit::Stalled { stall_s }) => {
+            format!("stuck: no serial output for {stall_s} s")
+        }
         (Verdict::Signal(signal), _) => format!("QEMU killed by signal {signal}"),
         (Verdict::TripleFault, _) => "triple fault: QEMU exited with status 0".to_string(),
         (Verdict::QemuError(status), _) if status & 1 == 1 && status > 1 => format!(
@@ -147,6 +163,8 @@ impl fmt::Display for Verdict {
             Self::Exception => f.write_str("CPU exception"),
             Self::TripleFault => f.write_str("triple fault"),
             Self::Timeout => f.write_str("timeout"),
+            Self::Stuck => f.write_str("stuck"),
+            Self::ChecksumMismatch => f.write_str("checksum mismatch"),
             Self::Signal(signal) => write!(f, "killed by signal {signal}"),
             Self::QemuError(status) => write!(f, "QEMU exit status {status}"),
         }
@@ -186,6 +204,17 @@ mod tests {
         }
         assert!(!Verdict::from_exit(QemuExit::Signal(9)).is_success());
         assert!(!Verdict::from_exit(QemuExit::TimedOut { timeout_s: 1 }).is_success());
+        assert!(!Verdict::from_exit(QemuExit::Stalled { stall_s: 1 }).is_success());
+    }
+
+    #[test]
+    fn a_stall_is_stuck_with_its_own_reason() {
+        let exit = QemuExit::Stalled { stall_s: 60 };
+        assert_eq!(Verdict::from_exit(exit), Verdict::Stuck);
+        assert_eq!(
+            verdict_line(exit),
+            "vigil: FAILED (stuck: no serial output for 60 s)"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         gdb: args.gdb,
         params: args.params.clone(),
         echo: true,
-        registers_on_timeout: false,
+        ..RunConfig::default()
     };
     if args.gdb {
         eprintln!(
@@ -34,6 +34,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         println!(); // the kernel was cut off mid-line
     }
     eprintln!("xtask: QEMU ran for {:.1} s", outcome.elapsed.as_secs_f64());
+    for check in &outcome.checksum_checks {
+        println!("{}", check.describe());
+    }
     println!("{}", outcome.verdict_line());
     if outcome.verdict.is_success() {
         Ok(())

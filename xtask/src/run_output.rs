@@ -1,0 +1,221 @@
+//! Parsing what the kernel prints in run mode: the Laplace/floor result
+//! line, lost wakeups caught by the in-guest watchdog, the address of the
+//! debug table, and the idle workload's markers. (`VIGIL-STATS` lives in
+//! [`crate::vigil_stats`], test-mode lines in [`crate::test_output`].)
+
+use serde::Serialize;
+
+use crate::test_output::strip_core_prefix;
+
+/// Prefix of the idle workload's first line.
+pub const IDLE_START: &str = "idle: start";
+/// The idle workload's last line.
+pub const IDLE_END: &str = "idle: end";
+/// Prefix of a watchdog report.
+pub const LOST_WAKEUP: &str = "LOST WAKEUP on core ";
+
+/// A `laplace:` or `floor:` result line:
+/// `laplace: size=64 iterations=1000 workers=4 elapsed_us=123456
+/// residual=252862090 checksum=0x8619c70354398c3d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GridResult {
+    /// `laplace` or `floor`.
+    pub workload: GridWorkload,
+    /// Grid side.
+    pub size: u64,
+    /// Iterations run.
+    pub iterations: u64,
+    /// Worker count.
+    pub workers: u64,
+    /// Guest time of the iterations, µs.
+    pub elapsed_us: u64,
+    /// Residual of the last iteration.
+    pub residual: i64,
+    /// FNV-1a 64 of the final grid.
+    pub checksum: u64,
+}
+
+/// Which grid workload printed a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GridWorkload {
+    /// Fork-join over the scheduler and the wake protocol.
+    Laplace,
+    /// Bare IPI-released workers: the platform's floor.
+    Floor,
+}
+
+impl GridWorkload {
+    /// The name the kernel prints before the colon.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Laplace => "laplace",
+            Self::Floor => "floor",
+        }
+    }
+}
+
+/// Parses a result line (after the core prefix); `None` if it is not one
+/// or a field is missing or malformed.
+pub fn parse_grid_result(message: &str) -> Option<GridResult> {
+    let (workload, fields) = if let Some(rest) = message.strip_prefix("laplace: ") {
+        (GridWorkload::Laplace, rest)
+    } else {
+        (GridWorkload::Floor, message.strip_prefix("floor: ")?)
+    };
+    let field = |name: &str| {
+        fields
+            .split_whitespace()
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+    };
+    Some(GridResult {
+        workload,
+        size: field("size")?.parse().ok()?,
+        iterations: field("iterations")?.parse().ok()?,
+        workers: field("workers")?.parse().ok()?,
+        elapsed_us: field("elapsed_us")?.parse().ok()?,
+        residual: field("residual")?.parse().ok()?,
+        checksum: u64::from_str_radix(field("checksum")?.strip_prefix("0x")?, 16).ok()?,
+    })
+}
+
+/// Every result line in a serial log, in order.
+pub fn grid_results(serial: &str) -> Vec<GridResult> {
+    messages(serial).filter_map(parse_grid_result).collect()
+}
+
+/// What the in-guest watchdog reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LostWakeups {
+    /// `LOST WAKEUP on core N: ...` lines.
+    pub reports: Vec<String>,
+    /// K from the closing `vigil: FAILED: K lost wakeup(s) detected by the
+    /// watchdog`, if printed.
+    pub total: Option<u64>,
+}
+
+impl LostWakeups {
+    /// Collects the watchdog's lines from a serial log.
+    pub fn parse(serial: &str) -> Self {
+        let mut lost = Self::default();
+        for message in messages(serial) {
+            if message.starts_with(LOST_WAKEUP) {
+                lost.reports.push(message.to_string());
+            } else if let Some(count) = message
+                .strip_prefix("vigil: FAILED: ")
+                .and_then(|rest| rest.strip_suffix(" lost wakeup(s) detected by the watchdog"))
+            {
+                lost.total = count.trim().parse().ok();
+            }
+        }
+        lost
+    }
+
+    /// Lost wakeups detected: the kernel's total if it got to print it,
+    /// otherwise the reports seen so far.
+    pub fn count(&self) -> u64 {
+        self.total.unwrap_or(self.reports.len() as u64)
+    }
+}
+
+/// Where the kernel's debug table is: `vigil: debug table at 0xADDR, kernel
+/// image offset 0xOFF` (virtual addresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DebugTableLocation {
+    /// Virtual address of the table.
+    pub table_address: u64,
+    /// Where the kernel image was loaded: ELF address = RIP - this.
+    pub image_offset: u64,
+}
+
+/// Parses the debug-table line (after the core prefix).
+pub fn parse_debug_table_line(message: &str) -> Option<DebugTableLocation> {
+    let rest = message.strip_prefix("vigil: debug table at ")?;
+    let (address, offset) = rest.split_once(", kernel image offset ")?;
+    Some(DebugTableLocation {
+        table_address: parse_hex(address)?,
+        image_offset: parse_hex(offset.trim_end())?,
+    })
+}
+
+/// Parses `0x1f` (the `0x` is required).
+pub fn parse_hex(text: &str) -> Option<u64> {
+    u64::from_str_radix(text.trim().strip_prefix("0x")?, 16).ok()
+}
+
+/// The messages of every `[cN] ...` line.
+fn messages(serial: &str) -> impl Iterator<Item = &str> {
+    serial
+        .lines()
+        .filter_map(strip_core_prefix)
+        .map(|(_core, message)| message.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn laplace_and_floor_lines_parse() {
+        let line = "laplace: size=64 iterations=1000 workers=4 elapsed_us=3782019 residual=252862090 checksum=0x8619c70354398c3d";
+        assert_eq!(
+            parse_grid_result(line),
+            Some(GridResult {
+                workload: GridWorkload::Laplace,
+                size: 64,
+                iterations: 1000,
+                workers: 4,
+                elapsed_us: 3_782_019,
+                residual: 252_862_090,
+                checksum: 0x8619_c703_5439_8c3d,
+            })
+        );
+        let floor = parse_grid_result(&line.replacen("laplace", "floor", 1)).unwrap();
+        assert_eq!(floor.workload, GridWorkload::Floor);
+        assert_eq!(
+            grid_results(&format!("[c0] boot\n[c0] {line}\r\n")).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn malformed_result_lines_are_not_results() {
+        assert_eq!(parse_grid_result("laplace: size=64 iterations=1000"), None);
+        assert_eq!(
+            parse_grid_result(
+                "laplace: size=64 iterations=1000 workers=4 elapsed_us=1 residual=2 checksum=8619"
+            ),
+            None
+        );
+        assert_eq!(parse_grid_result("ping-pong: round_trips=5"), None);
+    }
+
+    #[test]
+    fn lost_wakeups_are_counted() {
+        let serial = "[c2] LOST WAKEUP on core 2: task 7 waited 200 ms in the inbox while the core was halted and no wake IPI came; notified by core 0, which saw Halting and no IPI; rescued by the watchdog. Core 2's idle history:\n\
+            [c2]   history line\n\
+            [c3] LOST WAKEUP on core 3: task 9 waited 201 ms ...\n\
+            [c0] vigil: FAILED: 2 lost wakeup(s) detected by the watchdog\n";
+        let lost = LostWakeups::parse(serial);
+        assert_eq!(lost.reports.len(), 2);
+        assert_eq!(lost.total, Some(2));
+        assert_eq!(lost.count(), 2);
+        assert_eq!(LostWakeups::parse("[c0] fine\n").count(), 0);
+        let cut_off = LostWakeups::parse("[c1] LOST WAKEUP on core 1: ...\n");
+        assert_eq!(cut_off.count(), 1);
+    }
+
+    #[test]
+    fn debug_table_line_parses() {
+        assert_eq!(
+            parse_debug_table_line(
+                "vigil: debug table at 0x1000009b9b8, kernel image offset 0x10000000000"
+            ),
+            Some(DebugTableLocation {
+                table_address: 0x100_0009_b9b8,
+                image_offset: 0x100_0000_0000,
+            })
+        );
+        assert_eq!(parse_debug_table_line("vigil: debug table at 12"), None);
+    }
+}

@@ -1,0 +1,337 @@
+//! The host-side stuck-core detector's examination of a hung guest: stop
+//! it, read every vCPU's `RIP`/`HLT` (`info registers -a`) and, through
+//! the kernel's debug table, every core's protocol state and inbox length;
+//! name each RIP from the kernel ELF; point at the cores that are halted
+//! with work in their inbox (a lost wakeup the guest could not report).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::debug_table::{CoreEntry, ProtocolState, read_debug_table};
+use crate::guest_registers::{VcpuState, parse_info_registers};
+use crate::monitor::Monitor;
+use crate::run_output::DebugTableLocation;
+use crate::symbolize;
+
+/// Marker printed after a core that is halted with work in its inbox.
+pub const HALTED_WITH_WORK: &str = "<- HALTED WITH WORK";
+
+/// What the examination found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GuestExamination {
+    /// `info registers -a` as QEMU printed it (or why it could not).
+    pub registers_text: String,
+    /// One line per core (or per vCPU, without the table).
+    pub cores: Vec<CoreView>,
+    /// Problems on the way: table unreadable, no addr2line, ...
+    pub notes: Vec<String>,
+}
+
+/// One core as seen from the host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoreView {
+    /// Kernel core index (`None` when the debug table was not read).
+    pub core: Option<u32>,
+    /// QEMU vCPU index (= the core's APIC id).
+    pub vcpu: u32,
+    /// `HLT=1`.
+    pub halted: Option<bool>,
+    /// Instruction pointer.
+    pub rip: Option<u64>,
+    /// Function at `rip`.
+    pub function: Option<String>,
+    /// Raw protocol state from the debug table.
+    pub state: Option<ProtocolState>,
+    /// Items waiting in its inbox.
+    pub inbox_len: Option<u64>,
+}
+
+impl CoreView {
+    /// Halted (HLT=1) while its inbox holds work: nobody will wake it.
+    pub fn halted_with_work(&self) -> bool {
+        self.halted == Some(true) && self.inbox_len.is_some_and(|len| len > 0)
+    }
+
+    /// `core 5 (vCPU 5): HLT=1 RIP=0x... function state=Halted inbox=1  <- HALTED WITH WORK`.
+    pub fn line(&self) -> String {
+        let mut line = match self.core {
+            Some(core) => format!("core {core} (vCPU {}):", self.vcpu),
+            None => format!("vCPU {}:", self.vcpu),
+        };
+        match self.halted {
+            Some(halted) => {
+                let _ = write!(line, " HLT={}", u8::from(halted));
+            }
+            None => line.push_str(" HLT=?"),
+        }
+        match self.rip {
+            Some(rip) => {
+                let _ = write!(line, " RIP={rip:#x}");
+            }
+            None => line.push_str(" RIP=?"),
+        }
+        if let Some(function) = &self.function {
+            let _ = write!(line, " {function}");
+        }
+        if let Some(state) = self.state {
+            let _ = write!(line, " state={state}");
+        }
+        if let Some(len) = self.inbox_len {
+            let _ = write!(line, " inbox={len}");
+        }
+        if self.halted_with_work() {
+            let _ = write!(line, "  {HALTED_WITH_WORK}");
+        }
+        line
+    }
+}
+
+impl GuestExamination {
+    /// Cores halted with work in their inbox.
+    pub fn halted_with_work(&self) -> Vec<&CoreView> {
+        self.cores
+            .iter()
+            .filter(|core| core.halted_with_work())
+            .collect()
+    }
+
+    /// The human report: one line per core, the notes, and a verdict line.
+    pub fn report(&self) -> String {
+        let mut out = String::new();
+        for core in &self.cores {
+            let _ = writeln!(out, "  {}", core.line());
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
+        let stuck = self.halted_with_work();
+        if stuck.is_empty() {
+            let _ = writeln!(
+                out,
+                "  no core is halted with work in its inbox (slow, or stuck elsewhere)"
+            );
+        } else {
+            let names: Vec<String> = stuck
+                .iter()
+                .map(|core| match core.core {
+                    Some(index) => index.to_string(),
+                    None => format!("vCPU {}", core.vcpu),
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {} core(s) halted with work in their inbox: {}",
+                stuck.len(),
+                names.join(", ")
+            );
+        }
+        out
+    }
+}
+
+/// Examines a guest through an open monitor. The guest is stopped first
+/// (`stop`) so registers and memory are one consistent snapshot; it is
+/// about to be killed anyway. `location` comes from the kernel's boot line;
+/// `elf` is the kernel ELF that is inside the booted image.
+pub fn examine(
+    monitor: &mut Monitor,
+    location: Option<DebugTableLocation>,
+    elf: &Path,
+) -> GuestExamination {
+    let mut examination = GuestExamination::default();
+    if let Err(err) = monitor.command("stop") {
+        examination
+            .notes
+            .push(format!("could not stop the guest: {err}"));
+    }
+    examination.registers_text = monitor
+        .command("info registers -a")
+        .unwrap_or_else(|err| format!("<could not read registers from the monitor: {err}>"));
+    let vcpus = parse_info_registers(&examination.registers_text);
+    if vcpus.is_empty() {
+        examination
+            .notes
+            .push("no CPU#n blocks in `info registers -a`".to_string());
+    }
+
+    let entries = match location {
+        None => {
+            examination.notes.push(
+                "the kernel printed no debug table address: inbox lengths unknown".to_string(),
+            );
+            None
+        }
+        Some(location) => match read_debug_table(monitor, location.table_address) {
+            Ok(Ok(entries)) => Some(entries),
+            Ok(Err(why)) => {
+                examination
+                    .notes
+                    .push(format!("debug table unreadable: {why}"));
+                None
+            }
+            Err(err) => {
+                examination
+                    .notes
+                    .push(format!("monitor failed reading the debug table: {err}"));
+                None
+            }
+        },
+    };
+    examination.cores = join_views(&vcpus, entries.as_deref(), &mut examination.notes);
+
+    if let Some(offset) = location.map(|location| location.image_offset) {
+        let addresses: Vec<u64> = examination
+            .cores
+            .iter()
+            .map(|core| core.rip.map_or(0, |rip| rip.wrapping_sub(offset)))
+            .collect();
+        match symbolize::function_names(elf, &addresses) {
+            Ok(names) => {
+                for (core, name) in examination.cores.iter_mut().zip(names) {
+                    if core.rip.is_some() {
+                        core.function = name;
+                    }
+                }
+            }
+            Err(why) => examination.notes.push(why),
+        }
+    }
+    examination
+}
+
+/// Pairs each debug-table core with the vCPU of its APIC id; without the
+/// table, one view per vCPU.
+pub fn join_views(
+    vcpus: &[VcpuState],
+    entries: Option<&[CoreEntry]>,
+    notes: &mut Vec<String>,
+) -> Vec<CoreView> {
+    let Some(entries) = entries else {
+        return vcpus
+            .iter()
+            .map(|vcpu| CoreView {
+                core: None,
+                vcpu: vcpu.vcpu,
+                halted: vcpu.halted,
+                rip: vcpu.rip,
+                function: None,
+                state: None,
+                inbox_len: None,
+            })
+            .collect();
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let vcpu = vcpus.iter().find(|vcpu| vcpu.vcpu == entry.apic_id);
+            if vcpu.is_none() {
+                notes.push(format!(
+                    "core {} has APIC id {} but QEMU printed no CPU#{}",
+                    entry.core, entry.apic_id, entry.apic_id
+                ));
+            }
+            for (what, problem) in [
+                ("state", entry.state.as_ref().err()),
+                ("inbox length", entry.inbox_len.as_ref().err()),
+            ] {
+                if let Some(problem) = problem {
+                    notes.push(format!("core {}: {what} unreadable: {problem}", entry.core));
+                }
+            }
+            CoreView {
+                core: Some(entry.core),
+                vcpu: entry.apic_id,
+                halted: vcpu.and_then(|vcpu| vcpu.halted),
+                rip: vcpu.and_then(|vcpu| vcpu.rip),
+                function: None,
+                state: entry.state.as_ref().ok().copied(),
+                inbox_len: entry.inbox_len.as_ref().ok().copied(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vcpu(index: u32, halted: bool) -> VcpuState {
+        VcpuState {
+            vcpu: index,
+            rip: Some(0x100_0002_d282),
+            halted: Some(halted),
+        }
+    }
+
+    fn entry(core: u32, state: ProtocolState, inbox_len: u64) -> CoreEntry {
+        CoreEntry {
+            core,
+            apic_id: core,
+            state: Ok(state),
+            inbox_len: Ok(inbox_len),
+        }
+    }
+
+    #[test]
+    fn a_halted_core_with_work_is_pointed_at() {
+        let vcpus = [vcpu(0, false), vcpu(1, true), vcpu(2, true)];
+        let entries = [
+            entry(0, ProtocolState::Running, 0),
+            entry(1, ProtocolState::Halted, 1),
+            entry(2, ProtocolState::Halted, 0),
+        ];
+        let mut notes = Vec::new();
+        let mut cores = join_views(&vcpus, Some(&entries), &mut notes);
+        assert!(notes.is_empty());
+        cores[1].function =
+            Some("vigil_kernel::arch::x86_64::halt::enable_interrupts_and_halt".into());
+        let examination = GuestExamination {
+            cores,
+            ..GuestExamination::default()
+        };
+        assert_eq!(
+            examination.cores[1].line(),
+            "core 1 (vCPU 1): HLT=1 RIP=0x1000002d282 \
+             vigil_kernel::arch::x86_64::halt::enable_interrupts_and_halt \
+             state=Halted inbox=1  <- HALTED WITH WORK"
+        );
+        assert!(!examination.cores[2].line().contains(HALTED_WITH_WORK));
+        let report = examination.report();
+        assert!(
+            report.contains("1 core(s) halted with work in their inbox: 1"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn without_the_table_each_vcpu_is_listed_and_none_is_accused() {
+        let mut notes = Vec::new();
+        let cores = join_views(&[vcpu(0, true), vcpu(1, true)], None, &mut notes);
+        assert_eq!(cores.len(), 2);
+        assert_eq!(cores[0].line(), "vCPU 0: HLT=1 RIP=0x1000002d282");
+        let report = GuestExamination {
+            cores,
+            ..GuestExamination::default()
+        }
+        .report();
+        assert!(report.contains("no core is halted with work"), "{report}");
+    }
+
+    #[test]
+    fn a_core_without_its_vcpu_is_noted() {
+        let mut notes = Vec::new();
+        let cores = join_views(
+            &[vcpu(0, false)],
+            Some(&[
+                entry(0, ProtocolState::Running, 0),
+                entry(1, ProtocolState::Halted, 2),
+            ]),
+            &mut notes,
+        );
+        assert_eq!(cores[1].halted, None);
+        assert!(!cores[1].halted_with_work());
+        assert!(notes[0].contains("no CPU#1"), "{notes:?}");
+    }
+}
