@@ -7,6 +7,7 @@
 //! `=`, or a value out of range is an error that the kernel prints and exits
 //! on with [`ExitCode::BadParameter`](crate::exit::ExitCode::BadParameter).
 
+use crate::sched::backoff::BackoffMode;
 use alloc::format;
 use alloc::string::{String, ToString};
 use core::fmt;
@@ -106,9 +107,9 @@ pub struct BootParams {
     /// `chaos=on|off`: seeded random delays at the protocol's critical
     /// points (default off).
     pub chaos: bool,
-    /// `backoff=N`: inbox polls before an idle core takes the halt path
-    /// (0..=1000000, default 0).
-    pub backoff_spins: u32,
+    /// `backoff=off|adaptive|US`: how long an idle core polls its inbox
+    /// before the halt path (US in 1..=100000; default `adaptive`).
+    pub backoff: BackoffMode,
     /// `watchdog=off|MS`: the halted-core watchdog deadline in ms
     /// (1..=60000, default 200; `off` keeps cores truly tickless).
     pub watchdog_ms: u32,
@@ -129,7 +130,7 @@ impl Default for BootParams {
             policy_given: false,
             seed: 1,
             chaos: false,
-            backoff_spins: 0,
+            backoff: BackoffMode::Adaptive,
             watchdog_ms: 200,
             idle_ms: 3000,
         }
@@ -293,7 +294,22 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
             }
             "seed" => params.seed = number("seed", value, 0, u64::MAX)?,
             "chaos" => params.chaos = choice("chaos", value, &[("off", false), ("on", true)])?,
-            "backoff" => params.backoff_spins = number("backoff", value, 0, 1_000_000)? as u32,
+            "backoff" => {
+                params.backoff = match value {
+                    "off" => BackoffMode::Off,
+                    "adaptive" => BackoffMode::Adaptive,
+                    us => {
+                        BackoffMode::FixedUs(number("backoff", us, 1, 100_000).map_err(|_| {
+                            ParamError::BadValue {
+                                key: "backoff",
+                                value: value.to_string(),
+                                expected: "`off`, `adaptive` or a poll time in us in 1..=100000"
+                                    .to_string(),
+                            }
+                        })?)
+                    }
+                }
+            }
             "idle_ms" => params.idle_ms = number("idle_ms", value, 1, 600_000)? as u32,
             "watchdog" => {
                 params.watchdog_ms = match value {

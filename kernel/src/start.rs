@@ -49,7 +49,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         core_count,
         SchedConfig {
             policy,
-            backoff_spins: params.backoff_spins,
+            backoff: params.backoff,
         },
     );
     println!(
@@ -59,7 +59,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     );
     smp::bringup::start_all_aps();
     println!(
-        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {} spins, watchdog {}, seed {}{}",
+        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {:?}, watchdog {}, seed {}{}",
         env!("CARGO_PKG_VERSION"),
         heap_bytes >> 20,
         params.mode,
@@ -69,7 +69,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         } else {
             ""
         },
-        params.backoff_spins,
+        params.backoff,
         match params.watchdog_ms {
             0 => alloc::string::String::from("off"),
             ms => alloc::format!("{ms} ms"),

@@ -8,6 +8,7 @@
 //! Tasks run on their own stacks; every switch goes task -> idle loop ->
 //! task, the idle loop running on the core's boot stack.
 
+use super::backoff::{Backoff, BackoffMode};
 use super::latency::LatencyHistograms;
 use super::stats::{self, SchedStats};
 use super::task::{Task, TaskRef};
@@ -38,6 +39,8 @@ pub struct CoreSched {
     pub stats: SchedStats,
     /// Wake-latency histograms (tasks resumed on this core).
     pub latency: LatencyHistograms,
+    /// This core's poll budget before halting.
+    backoff: Backoff,
 }
 
 /// Boot-time configuration of every core's scheduler.
@@ -45,8 +48,8 @@ pub struct CoreSched {
 pub struct SchedConfig {
     /// The wake policy.
     pub policy: Policy,
-    /// Iterations of inbox polling before the halt path (0: halt at once).
-    pub backoff_spins: u32,
+    /// How long an idle core polls its inbox before the halt path.
+    pub backoff: BackoffMode,
 }
 
 static CORES: Once<Box<[CoreSched]>> = Once::new();
@@ -65,6 +68,7 @@ pub fn init(count: usize, config: SchedConfig) {
                 idle_rsp: AtomicU64::new(0),
                 stats: SchedStats::new(),
                 latency: LatencyHistograms::new(),
+                backoff: Backoff::new(),
             })
             .collect::<Vec<_>>()
             .into_boxed_slice()
@@ -86,8 +90,8 @@ pub fn policy() -> Policy {
     CONFIG.get().map_or(Policy::StateMachine, |c| c.policy)
 }
 
-fn backoff_spins() -> u32 {
-    CONFIG.get().map_or(0, |c| c.backoff_spins)
+fn backoff_mode() -> BackoffMode {
+    CONFIG.get().map_or(BackoffMode::Off, |c| c.backoff)
 }
 
 /// The task running on this core, if any.
@@ -174,16 +178,27 @@ pub fn run_core(me: usize) -> ! {
     }
 }
 
-/// Bounded backoff: polls the inbox `backoff_spins` times. `true` if work
-/// arrived.
+/// Bounded backoff: polls the inbox for the core's current budget. `true`
+/// if work arrived (the core stays `Running` meanwhile, so wakers send no
+/// IPI).
 fn spin_for_work(core: &CoreSched) -> bool {
-    for _ in 0..backoff_spins() {
+    let mode = backoff_mode();
+    let budget_us = core.backoff.budget_us(mode);
+    if budget_us == 0 {
+        return false;
+    }
+    let start = tsc::now();
+    let end = start + tsc::us_to_ticks(budget_us);
+    loop {
         if core.wake.inbox_len() > 0 {
+            core.backoff
+                .caught(mode, tsc::ticks_to_us(tsc::now() - start));
             return true;
         }
-        core::hint::spin_loop();
+        if tsc::now() >= end {
+            return false;
+        }
     }
-    false
 }
 
 /// The protocol's halt path, ending in the arch `sti; hlt`.
@@ -201,7 +216,10 @@ fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
     match armed.commit() {
         Commit::Halt(halted) => {
             history.record(IdleEvent::Halt);
+            let halted_from = tsc::now();
             let woke_by = sleep(core, me);
+            core.backoff
+                .halted(backoff_mode(), tsc::ticks_to_us(tsc::now() - halted_from));
             history.record(woke_by);
             if halted.woke_up(batch) > 0 {
                 if woke_by == IdleEvent::WokeByWatchdog {

@@ -1,6 +1,7 @@
 //! The per-core scheduler: pinned kernel tasks, a run queue and an inbox per
 //! core, the idle loop that halts through the wake protocol, and the
 //! blocking primitives built on task parking.
+pub mod backoff;
 pub mod barrier;
 pub mod core_sched;
 pub mod debug_table;
