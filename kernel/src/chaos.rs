@@ -61,7 +61,7 @@ pub fn delay(point: Point) {
     }
     let core = percpu::current_index();
     let r = next(core);
-    if r % ONE_IN != 0 {
+    if !r.is_multiple_of(ONE_IN) {
         return;
     }
     let _ = point;

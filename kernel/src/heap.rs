@@ -32,8 +32,3 @@ pub fn init() -> u64 {
 pub fn used_bytes() -> usize {
     HEAP.lock().used()
 }
-
-/// Total heap size in bytes.
-pub fn size_bytes() -> usize {
-    HEAP.lock().size()
-}

@@ -32,11 +32,11 @@ pub enum Fault {
     /// `panic!` on the bootstrap core.
     Panic,
     /// Load an empty IDT and raise an exception: a triple fault.
-    TripleFault,
+    Triple,
     /// Stop making progress forever (interrupts off, halted).
     Hang,
     /// Touch an unmapped guard page.
-    PageFault,
+    GuardPageRead,
     /// Overflow core 1's stack into its guard page.
     ApStackOverflow,
 }
@@ -131,7 +131,7 @@ impl Default for BootParams {
             seed: 1,
             chaos: false,
             backoff: BackoffMode::Adaptive,
-            watchdog_ms: 200,
+            watchdog_ms: crate::sched::watchdog::DEFAULT_WATCHDOG_MS,
             idle_ms: 3000,
         }
     }
@@ -258,9 +258,9 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                     &[
                         ("none", Fault::None),
                         ("panic", Fault::Panic),
-                        ("triple-fault", Fault::TripleFault),
+                        ("triple-fault", Fault::Triple),
                         ("hang", Fault::Hang),
-                        ("page-fault", Fault::PageFault),
+                        ("page-fault", Fault::GuardPageRead),
                         ("ap-stack-overflow", Fault::ApStackOverflow),
                     ],
                 )?

@@ -162,7 +162,7 @@ fn inject(fault: Fault) {
     match fault {
         Fault::None => {}
         Fault::Panic => panic!("injected fault (fault=panic)"),
-        Fault::TripleFault => {
+        Fault::Triple => {
             println!("injecting a triple fault");
             fault_injection::triple_fault()
         }
@@ -170,7 +170,7 @@ fn inject(fault: Fault) {
             println!("injecting a hang");
             halt::halt_forever()
         }
-        Fault::PageFault => {
+        Fault::GuardPageRead => {
             println!("injecting a page fault on a guard page");
             fault_injection::guard_page_read()
         }

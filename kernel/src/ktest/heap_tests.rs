@@ -73,7 +73,10 @@ fn alignments() -> TestResult {
                 !ptr.is_null(),
                 "allocation of {size} bytes aligned {align} failed"
             );
-            ensure!(ptr as usize % align == 0, "{ptr:p} not aligned to {align}");
+            ensure!(
+                (ptr as usize).is_multiple_of(align),
+                "{ptr:p} not aligned to {align}"
+            );
             // SAFETY: `ptr` came from `alloc(layout)` above and is freed once.
             unsafe { dealloc(ptr, layout) };
         }

@@ -60,7 +60,7 @@ fn totals() -> (u64, u64) {
 }
 
 fn ping_pong_10000() -> TestResult {
-    let report = ping_pong::run(10_000).map_err(|e| alloc::format!("{e}"))?;
+    let report = ping_pong::run(10_000)?;
     crate::println!("ping-pong ({}): {report}", core_sched::policy().name());
     Ok(())
 }

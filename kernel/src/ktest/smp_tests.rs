@@ -125,9 +125,9 @@ fn all_pairs_ipi() -> TestResult {
     }));
     interrupt_vectors::set_test_hook(None);
     result?;
-    for r in 0..count {
-        for s in 0..count {
-            let got = DELIVERED[r][s].load(Ordering::Relaxed);
+    for (r, row) in DELIVERED.iter().enumerate().take(count) {
+        for (s, delivered) in row.iter().enumerate().take(count) {
+            let got = delivered.load(Ordering::Relaxed);
             let want = u32::from(r != s);
             ensure!(
                 got == want,
@@ -178,7 +178,7 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
             while !lapic::is_pending(TEST_VECTOR) {
                 if tsc::now() > deadline {
                     interrupts::enable();
-                    return Err(format!("test IPI never became pending"));
+                    return Err("test IPI never became pending".into());
                 }
                 core::hint::spin_loop();
             }

@@ -57,29 +57,9 @@ impl WaitQueue {
         waiters.len()
     }
 
-    /// Wakes (and removes) the oldest waiter; `false` if there was none.
-    pub fn wake_one(&self) -> bool {
-        let first = {
-            let mut waiters = self.waiters.lock();
-            (!waiters.is_empty()).then(|| waiters.remove(0))
-        };
-        match first {
-            Some((_, task)) => {
-                wakeup::wake(&task);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Number of registered waiters.
     pub fn len(&self) -> usize {
         self.waiters.lock().len()
-    }
-
-    /// Whether nobody waits.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Blocks the current task until `ready()` holds. Registers before each

@@ -107,9 +107,4 @@ impl JoinHandle {
             park();
         }
     }
-
-    /// The spawned task.
-    pub fn task(&self) -> &TaskRef {
-        &self.task
-    }
 }

@@ -3,7 +3,6 @@
 //! Works on the `pc` and `q35` machines, BIOS and UEFI alike.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use x86_64::instructions::port::Port;
 
 const SELECTOR_PORT: u16 = 0x510;
@@ -89,8 +88,7 @@ pub fn read_file(name: &str) -> Result<Option<String>, FwCfgError> {
         return Err(FwCfgError::TooLarge(size));
     }
     select(key);
-    let mut data = Vec::new();
-    data.resize(size, 0);
+    let mut data = alloc::vec![0u8; size];
     read_bytes(&mut data);
     String::from_utf8(data)
         .map(Some)

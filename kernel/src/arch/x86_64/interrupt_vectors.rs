@@ -48,17 +48,10 @@ pub static COUNTS: IrqCounts = IrqCounts {
 
 /// Hook run (with the receiving core's index) by the test-vector handler.
 static TEST_HOOK: RwLock<Option<fn(usize)>> = RwLock::new(None);
-/// Hook run (with the receiving core's index) by the timer handler.
-static TIMER_HOOK: RwLock<Option<fn(usize)>> = RwLock::new(None);
 
 /// Installs (or clears) the test-vector hook.
 pub fn set_test_hook(hook: Option<fn(usize)>) {
     *TEST_HOOK.write() = hook;
-}
-
-/// Installs (or clears) the timer hook.
-pub fn set_timer_hook(hook: Option<fn(usize)>) {
-    *TIMER_HOOK.write() = hook;
 }
 
 fn run_hook(hook: &RwLock<Option<fn(usize)>>, core: usize) {
@@ -84,7 +77,6 @@ extern "x86-interrupt" fn timer(_frame: InterruptStackFrame) {
     let core = percpu::current_index();
     COUNTS.timer_last_tsc[core].store(super::tsc::now(), Ordering::Relaxed);
     COUNTS.timer[core].fetch_add(1, Ordering::Relaxed);
-    run_hook(&TIMER_HOOK, core);
     lapic::eoi();
 }
 
