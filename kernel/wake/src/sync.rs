@@ -17,11 +17,33 @@ pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
+/// How a waiting ticket-lock holder passes the time: spinning in the kernel
+/// (the lock is only held with interrupts disabled, for a few instructions).
+#[cfg(all(not(loom), not(test)))]
+type Relax = spin::relax::Spin;
+
+/// In this crate's unit tests, which run the inbox on more host threads than
+/// the host has cores: yield to the host scheduler, or a preempted ticket
+/// holder turns every hand-off into a wait for its time slice.
+#[cfg(all(not(loom), test))]
+type Relax = YieldToHost;
+
+/// See [`Relax`].
+#[cfg(all(not(loom), test))]
+pub(crate) struct YieldToHost;
+
+#[cfg(all(not(loom), test))]
+impl spin::relax::RelaxStrategy for YieldToHost {
+    fn relax() {
+        std::thread::yield_now();
+    }
+}
+
 /// A mutual-exclusion lock: a FIFO ticket spinlock on the kernel, loom's
 /// mutex under the model checker.
 pub(crate) struct Mutex<T> {
     #[cfg(not(loom))]
-    inner: spin::mutex::TicketMutex<T>,
+    inner: spin::mutex::TicketMutex<T, Relax>,
     #[cfg(loom)]
     inner: loom::sync::Mutex<T>,
 }

@@ -1,6 +1,8 @@
-//! Deterministic tests: no threads, both sides stepped by hand.
+//! Unit tests: deterministic ones (no threads, both sides stepped by hand)
+//! and stress tests on host threads.
 
 mod explore;
+mod host_threads;
 mod interleavings;
 mod scenarios;
 mod units;
