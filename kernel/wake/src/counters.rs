@@ -50,6 +50,7 @@ pub struct Counters {
 /// core that counts into the same field between the load and the store could
 /// lose one increment; the kernel calls into this crate with interrupts
 /// disabled, and these are statistics.)
+#[inline]
 fn bump(counter: &AtomicU64) {
     // Relaxed both ways: statistics order nothing.
     counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
@@ -96,10 +97,12 @@ impl Counters {
         }
     }
 
+    #[inline]
     pub(crate) fn count_ipi_sent(&self) {
         bump(&self.ipis_sent);
     }
 
+    #[inline]
     pub(crate) fn count_elided(&self, why: Elided) {
         bump(match why {
             Elided::TargetRunning => &self.elided_target_running,
@@ -111,14 +114,17 @@ impl Counters {
         });
     }
 
+    #[inline]
     pub(crate) fn count_push(&self) {
         bump(&self.inbox_pushes);
     }
 
+    #[inline]
     pub(crate) fn count_halt(&self) {
         bump(&self.halts);
     }
 
+    #[inline]
     pub(crate) fn count_wakeup(&self, found_work: bool) {
         bump(if found_work {
             &self.wakeups
@@ -127,10 +133,12 @@ impl Counters {
         });
     }
 
+    #[inline]
     pub(crate) fn count_abort_work(&self) {
         bump(&self.aborts_work);
     }
 
+    #[inline]
     pub(crate) fn count_abort_dont_sleep(&self) {
         bump(&self.aborts_dont_sleep);
     }
@@ -200,6 +208,7 @@ impl CounterSnapshot {
 }
 
 impl AddAssign for CounterSnapshot {
+    #[inline]
     fn add_assign(&mut self, other: Self) {
         self.ipis_sent += other.ipis_sent;
         self.elided_target_running += other.elided_target_running;
@@ -220,6 +229,7 @@ impl AddAssign for CounterSnapshot {
 impl Add for CounterSnapshot {
     type Output = Self;
 
+    #[inline]
     fn add(mut self, other: Self) -> Self {
         self += other;
         self

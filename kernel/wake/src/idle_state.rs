@@ -37,6 +37,7 @@ pub(crate) struct IdleState {
 }
 
 impl IdleState {
+    #[inline]
     pub(crate) fn new(policy: Policy) -> Self {
         Self {
             state: AtomicU8::new(State::Running.as_raw()),
@@ -44,26 +45,31 @@ impl IdleState {
         }
     }
 
+    #[inline]
     pub(crate) fn policy(&self) -> Policy {
         self.policy
     }
 
     /// The raw state: one relaxed load, for the stuck-core detector and
     /// statistics. Orders nothing.
+    #[inline]
     pub(crate) fn state_raw(&self) -> u8 {
         self.state.load(Ordering::Relaxed)
     }
 
     /// Address of the state byte, for a host-side debugger reading a hung
     /// guest's memory.
+    #[inline]
     pub(crate) fn state_address(&self) -> usize {
         core::ptr::from_ref(&self.state) as usize
     }
 
+    #[inline]
     pub(crate) fn state(&self) -> State {
         State::decode(self.state_raw())
     }
 
+    #[inline]
     fn store(&self, state: State) {
         // Relaxed. Under `state-machine` none of the idle core's writes needs
         // to order anything: its `Halting` is published to wakers by the
@@ -75,6 +81,7 @@ impl IdleState {
         self.state.store(state.as_raw(), Ordering::Relaxed);
     }
 
+    #[inline]
     fn compare_exchange(&self, current: State, new: State) -> Result<State, State> {
         // Relaxed on success and failure: compare-exchange is used for its
         // atomicity (exactly one of two racing transitions out of the same
@@ -94,6 +101,7 @@ impl IdleState {
     // ----- idle side -----------------------------------------------------
 
     /// Step 2a: announce the intent to halt (`Running -> Halting`).
+    #[inline]
     pub(crate) fn prepare(&self) {
         match self.policy {
             Policy::StateMachine => {
@@ -118,6 +126,7 @@ impl IdleState {
 
     /// Step 2b: re-check the inbox after announcing `Halting`. Returns
     /// whether there is work; if so the state is back to `Running`.
+    #[inline]
     pub(crate) fn recheck<T>(&self, inbox: &Inbox<T>) -> bool {
         let queued = match self.policy {
             // The interlocked re-check: a Release RMW on the inbox count,
@@ -138,6 +147,7 @@ impl IdleState {
     }
 
     /// The idle core gives up this halt attempt (`Halting -> Running`).
+    #[inline]
     pub(crate) fn abort(&self) {
         match self.policy {
             Policy::StateMachine => {
@@ -166,12 +176,14 @@ impl IdleState {
         }
     }
 
+    #[inline]
     fn swap(&self, state: State) -> State {
         // Relaxed: see `abort`, its only caller; it orders nothing.
         State::decode(self.state.swap(state.as_raw(), Ordering::Relaxed))
     }
 
     /// Step 3: commit to halting, or learn that a waker said not to.
+    #[inline]
     pub(crate) fn commit(&self) -> CommitStep {
         match self.policy {
             Policy::StateMachine => {
@@ -212,6 +224,7 @@ impl IdleState {
     }
 
     /// Step 4 (after `hlt` returns): back to `Running`.
+    #[inline]
     pub(crate) fn woke_up(&self) {
         match self.policy {
             // A plain store: the only other writer from `Halted` is a waker's
@@ -230,6 +243,7 @@ impl IdleState {
 
     /// The whole waker side, after a push into this core's inbox that found
     /// it `was_empty` or not.
+    #[inline]
     pub(crate) fn notify(&self, was_empty: bool) -> NotifyOutcome {
         if let Some(why) = self.decide_without_read(was_empty) {
             return NotifyOutcome {
@@ -245,6 +259,7 @@ impl IdleState {
     }
 
     /// Waker step 0: the cases decided without reading the state at all.
+    #[inline]
     pub(crate) fn decide_without_read(&self, was_empty: bool) -> Option<Elided> {
         match self.policy {
             // The inbox was already non-empty: the producer that made it so
@@ -258,6 +273,7 @@ impl IdleState {
     }
 
     /// Waker step 1: the one read of the target's state.
+    #[inline]
     pub(crate) fn observe(&self) -> State {
         // Relaxed: ordered after the push by the push's Acquire RMW (see
         // `Inbox::push`). If the idle core's re-check preceded that RMW, this
@@ -267,6 +283,7 @@ impl IdleState {
 
     /// Waker step 2: act on what step 1 read. At most two compare-exchanges,
     /// no loop.
+    #[inline]
     pub(crate) fn act(&self, observed: State) -> Notify {
         match self.policy {
             Policy::StateMachine => match observed {
@@ -309,6 +326,7 @@ impl IdleState {
     /// compare-exchange succeeds sends the IPI; any other finds `Running`
     /// and sends nothing. Compare-exchange, not load + store: with a store,
     /// every waker that read `Halted` would send its own IPI.
+    #[inline]
     fn claim(&self) -> Notify {
         match self.compare_exchange(State::Halted, State::Running) {
             Ok(_) => Notify::SendIpi,

@@ -114,8 +114,9 @@
 //! happen-before the waker's state load, which therefore reads `Halting` or
 //! something later, and acts on it. If the push comes first, the re-check
 //! reads its increment and the core does not halt. No interleaving lets both
-//! miss. On x86 both are `lock`ed instructions, which drain the store buffer:
-//! no extra fence on the waker's path, so `send` to a running core costs
+//! miss. On x86 both are `lock`ed instructions (or, for the idempotent
+//! re-check, possibly a fence and a load), which drain the store buffer: no
+//! extra fence on the waker's path, so `send` to a running core costs
 //! exactly one read of its state and no write to it.
 //!
 //! The state atomic itself needs no ordering, only atomicity:
@@ -152,10 +153,12 @@
 //! IPI (the sender must not let the IPI overtake the push; see
 //! [`CoreWake::send`]).
 //!
-//! The loom model checks all of this: it passes for `state-machine` and
-//! `always-ipi`, it fails (as asserted) for `racy-flag`, and it fails when
-//! any of the RMWs or orderings above is weakened (see `tests/` and
-//! `mutants.sh`).
+//! The loom model checks all of this (`tests/loom_*.rs`): it passes for
+//! `state-machine` and `always-ipi` and fails, as asserted, for `racy-flag`.
+//! `mutants.py` weakens each RMW and ordering of the table in turn and
+//! expects loom to fail; every one does except the drain's `fetch_sub`,
+//! which the model cannot reach in the one window where it matters (a drain
+//! between re-check and commit; see [`Inbox`]'s source).
 //!
 //! # Policies
 //!

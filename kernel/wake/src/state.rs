@@ -44,12 +44,14 @@ impl State {
     ];
 
     /// The value stored in the atomic (what the stuck-core detector reads).
+    #[inline]
     #[must_use]
     pub const fn as_raw(self) -> u8 {
         self as u8
     }
 
     /// The state a raw value stands for, if it is one.
+    #[inline]
     #[must_use]
     pub const fn from_raw(raw: u8) -> Option<State> {
         match raw {
@@ -63,6 +65,7 @@ impl State {
 
     /// Decodes a value read from the state atomic. Only this crate writes it,
     /// and only with [`State::as_raw`], so every value decodes.
+    #[inline]
     pub(crate) fn decode(raw: u8) -> State {
         match State::from_raw(raw) {
             Some(state) => state,
@@ -71,6 +74,7 @@ impl State {
     }
 
     /// The lower-case name used in logs and statistics.
+    #[inline]
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
