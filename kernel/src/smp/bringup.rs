@@ -151,7 +151,12 @@ fn start_aps(apic_ids: &[u32]) {
     let first_sipi = tsc::now();
     lapic::send_startup_to_all_others(vector);
     pit::wait_us(SIPI_TO_SIPI_US);
-    lapic::send_startup_to_all_others(vector);
+    // The second SIPI is for a CPU that missed the first. If every AP has
+    // already checked in, skip it: under QEMU it would end the first `hlt`
+    // of every AP (one spurious wakeup each) and start nothing.
+    if cores::online_count() < apic_ids.len() {
+        lapic::send_startup_to_all_others(vector);
+    }
     let deadline = tsc::now() + tsc::us_to_ticks(CHECKIN_TIMEOUT_MS * 1000);
     while cores::online_count() < apic_ids.len() && tsc::now() < deadline {
         core::hint::spin_loop();
