@@ -79,7 +79,8 @@ pub fn prepare(rsdp_phys: Option<u64>) -> usize {
     })));
     cores::mark_online(0);
     println!(
-        "smp: {} CPU(s) in the MADT, {} mode, LAPIC timer {} ticks/ms, TSC {} ticks/ms{}",
+        "smp: {} CPU(s) in the MADT, starting {}; {} mode, LAPIC timer {} ticks/ms, TSC {} ticks/ms{}",
+        topology.apic_ids.len(),
         apic_ids.len(),
         if lapic::is_x2apic() {
             "x2APIC"
