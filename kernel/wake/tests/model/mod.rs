@@ -58,7 +58,8 @@ pub struct Explored {
 /// The message of the lost-wakeup failure (the mutation tests look for it).
 pub const LOST_WAKEUP: &str = "lost wakeup";
 
-/// With `VIGIL_LOOM_TRACE` set, each execution records what the core and the
+/// With `VIGIL_LOOM_TRACE` set (and `--test-threads=1`: the trace is global),
+/// each execution records what the core and the
 /// wakers saw, and a failing execution prints it.
 static TRACE_ON: AtomicBool = AtomicBool::new(false);
 static TRACE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
@@ -89,23 +90,23 @@ struct Ghost {
     all_sent: AtomicBool,
 }
 
-static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
-
 /// Runs loom over every execution of `scenario` (within the preemption
 /// bound); panics with the first failed check.
 pub fn check(scenario: Scenario) -> Explored {
     TRACE_ON.store(std::env::var_os("VIGIL_LOOM_TRACE").is_some(), SeqCst);
     let start = Instant::now();
-    let before = EXECUTIONS.load(SeqCst);
+    // Per check, not global: the test harness runs several checks at once.
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&executions);
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(scenario.preemption_bound);
     builder.check(move || {
-        EXECUTIONS.fetch_add(1, SeqCst);
+        counter.fetch_add(1, SeqCst);
         TRACE.lock().unwrap_or_else(|p| p.into_inner()).clear();
         run_once(scenario);
     });
     Explored {
-        executions: EXECUTIONS.load(SeqCst) - before,
+        executions: executions.load(SeqCst),
         elapsed: start.elapsed(),
     }
 }
