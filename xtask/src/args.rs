@@ -7,6 +7,7 @@ use std::fmt;
 use std::ops::RangeInclusive;
 
 use clap::ValueEnum;
+use serde::Serialize;
 
 /// Core counts QEMU is asked to emulate.
 pub const SMP_RANGE: RangeInclusive<u32> = 1..=64;
@@ -58,6 +59,144 @@ impl Feature {
 impl fmt::Display for Feature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.cargo_name())
+    }
+}
+
+/// Wake policies the kernel takes as `policy=` (in a normal build; an
+/// `idle-poll` build has its own and takes none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WakePolicy {
+    /// The Running/Halting/Halted/DontSleep state machine (the default).
+    StateMachine,
+    /// Every cross-core notification sends an IPI (correct, costly).
+    AlwaysIpi,
+    /// The seed-004 bug, a fault-injection fixture: loses wakeups.
+    RacyFlag,
+}
+
+impl WakePolicy {
+    /// The kernel's name for it (`policy=` value, `VIGIL-STATS` policy).
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Self::StateMachine => "state-machine",
+            Self::AlwaysIpi => "always-ipi",
+            Self::RacyFlag => "racy-flag",
+        }
+    }
+
+    /// Whether the policy is supposed to work (every failure is a bug).
+    pub fn is_correct(self) -> bool {
+        self != Self::RacyFlag
+    }
+}
+
+impl fmt::Display for WakePolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kernel_name())
+    }
+}
+
+/// The in-guest watchdog setting (`watchdog=off|MS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Watchdog {
+    /// No watchdog: cores are truly tickless; a lost wakeup hangs the guest.
+    Off,
+    /// Rescue (and report) a task that waited this many ms in a halted
+    /// core's inbox.
+    Ms(u32),
+}
+
+/// Watchdog deadlines the kernel accepts, ms.
+pub const WATCHDOG_MS_RANGE: RangeInclusive<u32> = 1..=60_000;
+/// The kernel's default watchdog deadline, ms.
+pub const DEFAULT_WATCHDOG_MS: u32 = 200;
+/// Grid sides the kernel accepts (`size=`).
+pub const GRID_SIZE_RANGE: RangeInclusive<u32> = 4..=4096;
+/// Iteration counts the kernel accepts (`iterations=`).
+pub const ITERATIONS_RANGE: RangeInclusive<u32> = 1..=10_000_000;
+
+impl Watchdog {
+    /// The `watchdog=` value.
+    pub fn param_value(self) -> String {
+        match self {
+            Self::Off => "off".to_string(),
+            Self::Ms(ms) => ms.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Watchdog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Off => f.write_str("off"),
+            Self::Ms(ms) => write!(f, "{ms} ms"),
+        }
+    }
+}
+
+/// Parses `--watchdog-ms`: `off` or milliseconds in [`WATCHDOG_MS_RANGE`].
+pub fn parse_watchdog(text: &str) -> Result<Watchdog, String> {
+    let text = text.trim();
+    if text == "off" {
+        return Ok(Watchdog::Off);
+    }
+    let ms: u32 = text.parse().map_err(|_| {
+        format!("'{text}' is not a watchdog setting (expected `off` or milliseconds)")
+    })?;
+    in_range(ms, &WATCHDOG_MS_RANGE, "--watchdog-ms").map(Watchdog::Ms)
+}
+
+/// Parses `--size`: a grid side in [`GRID_SIZE_RANGE`].
+pub fn parse_grid_size(text: &str) -> Result<u32, String> {
+    let size = parse_count(text, "grid side")?;
+    in_range(size, &GRID_SIZE_RANGE, "--size")
+}
+
+/// Parses `--iterations`: in [`ITERATIONS_RANGE`].
+pub fn parse_iterations(text: &str) -> Result<u32, String> {
+    let iterations = parse_count(text, "iteration count")?;
+    in_range(iterations, &ITERATIONS_RANGE, "--iterations")
+}
+
+/// Parses `--runs`: at least one boot (at most 100 000).
+pub fn parse_runs(text: &str) -> Result<u32, String> {
+    let runs = parse_count(text, "run count")?;
+    in_range(runs, &(1..=100_000), "--runs")
+}
+
+/// Parses `--jobs`: QEMUs at once, 1..=64.
+pub fn parse_jobs(text: &str) -> Result<usize, String> {
+    let jobs = parse_count(text, "job count")?;
+    in_range(jobs, &(1..=64), "--jobs").map(|jobs| jobs as usize)
+}
+
+/// Parses `--seed`: decimal or `0x` hex u64.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a seed (expected a decimal or 0x-hex u64)"))
+}
+
+fn parse_count(text: &str, what: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a {what} (expected a whole number)"))
+}
+
+fn in_range(value: u32, range: &RangeInclusive<u32>, option: &str) -> Result<u32, String> {
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{value} is out of range: {option} must be in {}..={}",
+            range.start(),
+            range.end()
+        ))
     }
 }
 
@@ -209,6 +348,50 @@ mod tests {
         assert_eq!(Feature::from_str("idle-poll", false), Ok(Feature::IdlePoll));
         assert!(Feature::from_str("idle_spin", false).is_err());
         assert_eq!(Feature::IdlePoll.cargo_name(), "idle-poll");
+    }
+
+    #[test]
+    fn watchdog_is_off_or_milliseconds_in_range() {
+        assert_eq!(parse_watchdog("off"), Ok(Watchdog::Off));
+        assert_eq!(parse_watchdog("200"), Ok(Watchdog::Ms(200)));
+        assert_eq!(Watchdog::Ms(200).param_value(), "200");
+        assert_eq!(Watchdog::Off.param_value(), "off");
+        assert!(parse_watchdog("0").unwrap_err().contains("1..=60000"));
+        assert!(parse_watchdog("60001").is_err());
+        assert!(
+            parse_watchdog("on")
+                .unwrap_err()
+                .contains("`off` or milliseconds")
+        );
+    }
+
+    #[test]
+    fn grid_runs_jobs_and_seeds_are_checked() {
+        assert_eq!(parse_grid_size("64"), Ok(64));
+        assert!(parse_grid_size("3").unwrap_err().contains("4..=4096"));
+        assert!(parse_grid_size("4097").is_err());
+        assert_eq!(parse_iterations("1"), Ok(1));
+        assert!(parse_iterations("0").is_err());
+        assert_eq!(parse_runs("5"), Ok(5));
+        assert!(parse_runs("0").unwrap_err().contains("--runs"));
+        assert_eq!(parse_jobs("2"), Ok(2));
+        assert!(parse_jobs("0").is_err());
+        assert_eq!(parse_seed("0x10"), Ok(16));
+        assert_eq!(parse_seed("17"), Ok(17));
+        assert!(parse_seed("-1").is_err());
+    }
+
+    #[test]
+    fn policies_have_kernel_names_and_only_racy_flag_is_wrong() {
+        assert_eq!(WakePolicy::StateMachine.kernel_name(), "state-machine");
+        assert_eq!(WakePolicy::AlwaysIpi.to_string(), "always-ipi");
+        assert_eq!(
+            WakePolicy::from_str("racy-flag", false),
+            Ok(WakePolicy::RacyFlag)
+        );
+        assert!(WakePolicy::from_str("poll", false).is_err());
+        assert!(WakePolicy::StateMachine.is_correct() && WakePolicy::AlwaysIpi.is_correct());
+        assert!(!WakePolicy::RacyFlag.is_correct());
     }
 
     #[test]

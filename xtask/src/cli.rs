@@ -4,12 +4,15 @@
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
 use clap::{Args, Parser, Subcommand};
 
-use crate::args::{self, Feature, Machine};
+use crate::args::{self, Feature, Machine, WakePolicy, Watchdog};
 use crate::commands;
 use crate::error::XtaskError;
 use crate::kernel_build::BuildConfig;
+use crate::stress_runner::{DEFAULT_RUN_TIMEOUT_S, DEFAULT_STALL_S};
 
 /// Vigil's host tasks.
 #[derive(Debug, Parser)]
@@ -20,9 +23,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Subcommands. Each lives in its own module under `commands/`; `stress`
-/// (many boots hunting lost wakeups) and `bench` (policy comparisons) will
-/// join them there.
+/// Subcommands. Each lives in its own module under `commands/`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Build the kernel and its BIOS and UEFI images; print their paths.
@@ -31,6 +32,9 @@ pub enum Command {
     Run(RunArgs),
     /// Run every test: host crates, loom models, the in-kernel suite, QEMU tests.
     Test(TestArgs),
+    /// Boot the Laplace workload many times per core count, hunting lost
+    /// wakeups and stuck cores.
+    Stress(StressArgs),
 }
 
 /// Options shared by everything that builds the kernel.
@@ -80,6 +84,50 @@ pub struct RunArgs {
     pub params: Vec<String>,
 }
 
+/// Options of `cargo xtask stress`.
+#[derive(Debug, Clone, Args)]
+pub struct StressArgs {
+    /// Kernel build options.
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Core counts, comma-separated (each 1..=64).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [4, 8, 16, 32], value_parser = args::parse_smp)]
+    pub smp: Vec<u32>,
+    /// Boots per core count.
+    #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::parse_runs)]
+    pub runs: u32,
+    /// Wake policy (default state-machine; leave out with --features idle-poll).
+    #[arg(long, value_enum)]
+    pub policy: Option<WakePolicy>,
+    /// Seeded random delays at the protocol's critical points (`chaos=on`).
+    #[arg(long)]
+    pub chaos: bool,
+    /// In-guest watchdog deadline in ms, or `off` (default 200).
+    #[arg(long, value_name = "MS|off", value_parser = args::parse_watchdog)]
+    pub watchdog_ms: Option<Watchdog>,
+    /// Laplace grid side (4..=4096; kernel default 64).
+    #[arg(long, value_name = "N", value_parser = args::parse_grid_size)]
+    pub size: Option<u32>,
+    /// Laplace iterations (kernel default 1000).
+    #[arg(long, value_name = "I", value_parser = args::parse_iterations)]
+    pub iterations: Option<u32>,
+    /// Write every run (settings, class, result, statistics, serial) here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seconds without serial output after which a boot is stuck.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_STALL_S, value_parser = args::parse_stall_s)]
+    pub stall_s: u64,
+    /// QEMUs at once (default: host cores).
+    #[arg(long, value_name = "J", value_parser = args::parse_jobs)]
+    pub jobs: Option<usize>,
+    /// Base seed every run's seed derives from (default: from the clock).
+    #[arg(long, value_name = "SEED", value_parser = args::parse_seed)]
+    pub seed: Option<u64>,
+    /// Kill a boot that runs longer than this, output or not.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_RUN_TIMEOUT_S, value_parser = args::parse_timeout_s)]
+    pub timeout_s: u64,
+}
+
 /// Options of `cargo xtask test` (none yet).
 #[derive(Debug, Clone, Args)]
 pub struct TestArgs {}
@@ -91,6 +139,7 @@ pub fn main() -> ExitCode {
         Command::Build(build) => commands::build::run(&build),
         Command::Run(run) => commands::run::run(&run),
         Command::Test(test) => commands::test::run(&test),
+        Command::Stress(stress) => commands::stress::run(&stress),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -176,6 +225,90 @@ mod tests {
             let err = parse(args).unwrap_err();
             assert_eq!(err.exit_code(), 2, "{args:?} gave {err}");
         }
+    }
+
+    fn stress_args(args: &[&str]) -> StressArgs {
+        match parse(args).unwrap().command {
+            Command::Stress(stress) => stress,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stress_defaults_and_options() {
+        let stress = stress_args(&["stress"]);
+        assert_eq!(stress.smp, vec![4, 8, 16, 32]);
+        assert_eq!(stress.runs, 10);
+        assert_eq!(stress.stall_s, 60);
+        assert_eq!(stress.policy, None);
+        let stress = stress_args(&[
+            "stress",
+            "--smp",
+            "16,32",
+            "--runs",
+            "6",
+            "--policy",
+            "racy-flag",
+            "--chaos",
+            "--watchdog-ms",
+            "off",
+            "--size",
+            "32",
+            "--iterations",
+            "300",
+            "--json",
+            "out.json",
+            "--release",
+            "--stall-s",
+            "30",
+            "--jobs",
+            "2",
+            "--seed",
+            "0x2a",
+        ]);
+        assert_eq!(stress.smp, vec![16, 32]);
+        assert_eq!(stress.policy, Some(WakePolicy::RacyFlag));
+        assert_eq!(stress.watchdog_ms, Some(Watchdog::Off));
+        assert_eq!((stress.size, stress.iterations), (Some(32), Some(300)));
+        assert_eq!(stress.seed, Some(42));
+        let config = commands::stress::config_from_args(&stress);
+        config.validate().unwrap();
+        assert_eq!(config.jobs, 2);
+        assert!(config.build.release);
+    }
+
+    #[test]
+    fn stress_bad_input_exits_2() {
+        for args in [
+            &["stress", "--smp", "4,0"][..],
+            &["stress", "--smp", "4,65"],
+            &["stress", "--runs", "0"],
+            &["stress", "--policy", "poll"],
+            &["stress", "--watchdog-ms", "0"],
+            &["stress", "--watchdog-ms", "sometimes"],
+            &["stress", "--size", "2"],
+            &["stress", "--jobs", "0"],
+            &["stress", "--stall-s", "0"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?} gave {err}");
+        }
+        // Accepted by clap, refused before anything is built.
+        let stress = stress_args(&[
+            "stress",
+            "--features",
+            "idle-poll",
+            "--policy",
+            "always-ipi",
+        ]);
+        let err = commands::stress::config_from_args(&stress)
+            .validate()
+            .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let poll = stress_args(&["stress", "--features", "idle-poll"]);
+        commands::stress::config_from_args(&poll)
+            .validate()
+            .unwrap();
     }
 
     #[test]

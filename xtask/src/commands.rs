@@ -2,4 +2,5 @@
 
 pub mod build;
 pub mod run;
+pub mod stress;
 pub mod test;

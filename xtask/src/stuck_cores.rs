@@ -54,6 +54,11 @@ impl CoreView {
         self.halted == Some(true) && self.inbox_len.is_some_and(|len| len > 0)
     }
 
+    /// Halted with an empty inbox: simply idle.
+    pub fn idle_and_empty(&self) -> bool {
+        self.halted == Some(true) && self.inbox_len == Some(0)
+    }
+
     /// `core 5 (vCPU 5): HLT=1 RIP=0x... function state=Halted inbox=1  <- HALTED WITH WORK`.
     pub fn line(&self) -> String {
         let mut line = match self.core {
@@ -97,11 +102,30 @@ impl GuestExamination {
             .collect()
     }
 
-    /// The human report: one line per core, the notes, and a verdict line.
+    /// The human report: a line per core that is not simply idle (halted
+    /// with an empty inbox), a count of those that are, the notes, and a
+    /// verdict line. (The JSON keeps every core.)
     pub fn report(&self) -> String {
         let mut out = String::new();
-        for core in &self.cores {
+        let (idle, busy): (Vec<&CoreView>, Vec<&CoreView>) =
+            self.cores.iter().partition(|core| core.idle_and_empty());
+        for core in busy {
             let _ = writeln!(out, "  {}", core.line());
+        }
+        if !idle.is_empty() {
+            let states: std::collections::BTreeSet<String> = idle
+                .iter()
+                .map(|core| {
+                    core.state
+                        .map_or("?".to_string(), |state| state.to_string())
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {} other core(s) halted with an empty inbox (state {})",
+                idle.len(),
+                states.into_iter().collect::<Vec<_>>().join("/")
+            );
         }
         for note in &self.notes {
             let _ = writeln!(out, "  note: {note}");
@@ -299,6 +323,12 @@ mod tests {
         );
         assert!(!examination.cores[2].line().contains(HALTED_WITH_WORK));
         let report = examination.report();
+        assert!(report.contains("  core 0 (vCPU 0): HLT=0"), "{report}");
+        assert!(
+            report.contains("  1 other core(s) halted with an empty inbox (state Halted)"),
+            "{report}"
+        );
+        assert!(!report.contains("core 2 (vCPU 2)"), "{report}");
         assert!(
             report.contains("1 core(s) halted with work in their inbox: 1"),
             "{report}"

@@ -1,0 +1,59 @@
+//! The `cargo xtask run ...` command that replays one boot exactly: same
+//! core count, build (profile and features) and kernel parameters
+//! (including the seed).
+
+use crate::kernel_build::BuildConfig;
+
+/// `cargo xtask run --smp N [--release] [--features F] [--timeout-s S]
+/// key=value ...`.
+pub fn reproduce_command(
+    build: &BuildConfig,
+    smp: u32,
+    timeout_s: Option<u64>,
+    params: &[String],
+) -> String {
+    let mut words = vec![
+        "cargo".to_string(),
+        "xtask".to_string(),
+        "run".to_string(),
+        "--smp".to_string(),
+        smp.to_string(),
+    ];
+    if build.release {
+        words.push("--release".to_string());
+    }
+    let features = build.feature_names();
+    if !features.is_empty() {
+        words.push("--features".to_string());
+        words.push(features.join(","));
+    }
+    if let Some(timeout_s) = timeout_s {
+        words.push("--timeout-s".to_string());
+        words.push(timeout_s.to_string());
+    }
+    words.extend(params.iter().cloned());
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Feature;
+
+    #[test]
+    fn every_setting_is_in_the_command() {
+        let build = BuildConfig {
+            release: true,
+            features: vec![Feature::IdlePoll],
+        };
+        let params = vec!["seed=7".to_string(), "chaos=on".to_string()];
+        assert_eq!(
+            reproduce_command(&build, 16, Some(600), &params),
+            "cargo xtask run --smp 16 --release --features idle-poll --timeout-s 600 seed=7 chaos=on"
+        );
+        assert_eq!(
+            reproduce_command(&BuildConfig::default(), 4, None, &[]),
+            "cargo xtask run --smp 4"
+        );
+    }
+}

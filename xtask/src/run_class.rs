@@ -1,0 +1,169 @@
+//! What one stress boot amounts to: passed, stuck (host-detected hang),
+//! lost wakeups (guest-detected), checksum mismatch, or another failure.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::laplace_check;
+use crate::qemu::RunOutcome;
+use crate::run_output::LostWakeups;
+use crate::verdict::Verdict;
+
+/// Outcome class of one boot, most specific first: a stuck guest is
+/// `Stuck` even if the watchdog reported lost wakeups before it hung.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunClass {
+    /// Success code, and the expected result line checked out.
+    Passed,
+    /// No serial output for the stall limit: examined and killed by the host.
+    Stuck,
+    /// The in-guest watchdog caught (and rescued) lost wakeups.
+    LostWakeups,
+    /// A result differed from the host's computation.
+    ChecksumMismatch,
+    /// Anything else: panic, exception, triple fault, timeout, missing
+    /// result, QEMU error.
+    Failed,
+}
+
+impl RunClass {
+    /// Whether this is a pass.
+    pub fn is_pass(self) -> bool {
+        self == Self::Passed
+    }
+}
+
+impl fmt::Display for RunClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Passed => "passed",
+            Self::Stuck => "stuck",
+            Self::LostWakeups => "lost wakeups",
+            Self::ChecksumMismatch => "checksum mismatch",
+            Self::Failed => "failed",
+        })
+    }
+}
+
+/// Classifies a run. `expect_result`: the workload prints a
+/// `laplace:`/`floor:` line, and a success without one is a failure.
+pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, expect_result: bool) -> RunClass {
+    let mismatch = laplace_check::first_mismatch(&outcome.checksum_checks).is_some();
+    if outcome.verdict == Verdict::Stuck {
+        RunClass::Stuck
+    } else if lost.count() > 0 {
+        RunClass::LostWakeups
+    } else if mismatch {
+        RunClass::ChecksumMismatch
+    } else if outcome.verdict.is_success()
+        && (!expect_result || !outcome.checksum_checks.is_empty())
+    {
+        RunClass::Passed
+    } else {
+        RunClass::Failed
+    }
+}
+
+/// One line on why a run is in its class.
+pub fn explain(outcome: &RunOutcome, lost: &LostWakeups, class: RunClass) -> String {
+    match class {
+        RunClass::LostWakeups => format!(
+            "{} lost wakeup(s) detected by the in-guest watchdog ({})",
+            lost.count(),
+            outcome.reason()
+        ),
+        RunClass::ChecksumMismatch => laplace_check::first_mismatch(&outcome.checksum_checks)
+            .map(|check| check.describe())
+            .unwrap_or_else(|| outcome.reason()),
+        RunClass::Stuck => {
+            let reason = outcome.reason();
+            reason
+                .strip_prefix("stuck: ")
+                .map_or(reason.clone(), str::to_string)
+        }
+        RunClass::Failed if outcome.verdict.is_success() => {
+            "exited with success but printed no result line".to_string()
+        }
+        _ => outcome.reason(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::laplace_check::check_serial;
+    use crate::verdict::QemuExit;
+    use std::time::Duration;
+
+    const RESULT: &str = "[c0] laplace: size=64 iterations=300 workers=4 elapsed_us=1 residual=759484750 checksum=0x22b50accc8dd2c19\n";
+
+    fn outcome(exit: QemuExit, serial: &str) -> RunOutcome {
+        let checksum_checks = check_serial(serial);
+        let mut verdict = Verdict::from_exit(exit);
+        if verdict.is_success() && laplace_check::first_mismatch(&checksum_checks).is_some() {
+            verdict = Verdict::ChecksumMismatch;
+        }
+        RunOutcome {
+            verdict,
+            exit,
+            exit_status: None,
+            serial: serial.to_string(),
+            qemu_stderr: String::new(),
+            elapsed: Duration::from_secs(1),
+            command_line: String::new(),
+            registers_at_timeout: None,
+            examination: None,
+            checksum_checks,
+            marks: Vec::new(),
+        }
+    }
+
+    fn class_of(exit: QemuExit, serial: &str) -> RunClass {
+        let outcome = outcome(exit, serial);
+        classify(&outcome, &LostWakeups::parse(serial), true)
+    }
+
+    #[test]
+    fn classes() {
+        let ok = QemuExit::Status(33);
+        assert_eq!(class_of(ok, RESULT), RunClass::Passed);
+        assert_eq!(class_of(ok, "[c0] booted\n"), RunClass::Failed);
+        assert_eq!(
+            class_of(ok, &RESULT.replace("0x22b50accc8dd2c19", "0x1")),
+            RunClass::ChecksumMismatch
+        );
+        let lost = format!(
+            "[c1] LOST WAKEUP on core 1: task 2 waited 200 ms\n{RESULT}[c0] vigil: FAILED: 1 lost wakeup(s) detected by the watchdog\n"
+        );
+        assert_eq!(class_of(QemuExit::Status(35), &lost), RunClass::LostWakeups);
+        assert_eq!(
+            class_of(QemuExit::Stalled { stall_s: 60 }, &lost),
+            RunClass::Stuck
+        );
+        assert_eq!(class_of(QemuExit::Status(37), RESULT), RunClass::Failed);
+        assert_eq!(
+            class_of(QemuExit::TimedOut { timeout_s: 9 }, ""),
+            RunClass::Failed
+        );
+    }
+
+    #[test]
+    fn explanations() {
+        let serial = "[c1] LOST WAKEUP on core 1: x\n[c0] vigil: FAILED: 3 lost wakeup(s) detected by the watchdog\n";
+        let run = outcome(QemuExit::Status(35), serial);
+        let lost = LostWakeups::parse(serial);
+        assert_eq!(
+            explain(&run, &lost, RunClass::LostWakeups),
+            "3 lost wakeup(s) detected by the in-guest watchdog (test failure: exit code 0x11)"
+        );
+        let run = outcome(QemuExit::Stalled { stall_s: 20 }, "");
+        assert_eq!(
+            explain(&run, &LostWakeups::default(), RunClass::Stuck),
+            "no serial output for 20 s"
+        );
+        let run = outcome(QemuExit::Status(33), "");
+        assert!(explain(&run, &LostWakeups::default(), RunClass::Failed).contains("no result"));
+    }
+}

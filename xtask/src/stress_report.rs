@@ -1,0 +1,292 @@
+//! What a stress campaign prints: a block per failed run (with the command
+//! that replays it), a table per core count, and the JSON file of every
+//! run.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::{Result, XtaskError};
+use crate::percentiles::Spread;
+use crate::run_class::RunClass;
+use crate::stress_runner::{StressConfig, StressRun};
+
+/// The rows of one core count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SmpSummary {
+    /// Cores.
+    pub smp: u32,
+    /// Boots made.
+    pub runs: usize,
+    /// Boots that passed.
+    pub passed: usize,
+    /// Boots the host found stuck.
+    pub stuck: usize,
+    /// Boots in which the watchdog caught lost wakeups.
+    pub lost_wakeup_runs: usize,
+    /// Lost wakeups caught, all boots.
+    pub lost_wakeups: u64,
+    /// Boots with a result that differs from the host's.
+    pub checksum_failures: usize,
+    /// Boots that failed otherwise.
+    pub other_failures: usize,
+    /// Boots with any detected failure, over boots.
+    pub detection_rate: f64,
+    /// Laplace time (guest, ms), over boots that printed it.
+    pub laplace_ms: Option<Spread>,
+    /// Wake IPIs sent per core, over boots with statistics.
+    pub ipis_per_core: Option<Spread>,
+    /// Wakeups from a halt per core.
+    pub wakeups_per_core: Option<Spread>,
+    /// Spurious wakeups per core.
+    pub spurious_per_core: Option<Spread>,
+}
+
+/// Summarises the runs of each core count, in `smp` order.
+pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
+    smp.iter()
+        .map(|&smp| {
+            let mine: Vec<&StressRun> = runs.iter().filter(|run| run.planned.smp == smp).collect();
+            let count = |class| mine.iter().filter(|run| run.class == class).count();
+            let detected = mine.iter().filter(|run| !run.class.is_pass()).count();
+            let per_core = |pick: fn(&crate::vigil_stats::StatsTotals) -> u64| {
+                Spread::of(mine.iter().filter_map(|run| {
+                    let totals = run.stats.as_ref()?.totals();
+                    Some(totals.per_core(pick(&totals)))
+                }))
+            };
+            SmpSummary {
+                smp,
+                runs: mine.len(),
+                passed: count(RunClass::Passed),
+                stuck: count(RunClass::Stuck),
+                lost_wakeup_runs: mine
+                    .iter()
+                    .filter(|run| run.lost_wakeups.count() > 0)
+                    .count(),
+                lost_wakeups: mine.iter().map(|run| run.lost_wakeups.count()).sum(),
+                checksum_failures: mine
+                    .iter()
+                    .filter(|run| run.checksum_checks.iter().any(|check| !check.matches()))
+                    .count(),
+                other_failures: count(RunClass::Failed),
+                detection_rate: if mine.is_empty() {
+                    0.0
+                } else {
+                    detected as f64 / mine.len() as f64
+                },
+                laplace_ms: Spread::of(
+                    mine.iter()
+                        .filter_map(|run| run.result)
+                        .map(|result| result.elapsed_us as f64 / 1000.0),
+                ),
+                ipis_per_core: per_core(|totals| totals.ipis_sent),
+                wakeups_per_core: per_core(|totals| totals.wakeups),
+                spurious_per_core: per_core(|totals| totals.spurious_wakeups),
+            }
+        })
+        .collect()
+}
+
+/// The block printed for a failed run: what happened, the host's
+/// examination of a stuck guest, the first watchdog report, and the
+/// command that replays it.
+pub fn failure_block(run: &StressRun, runs_per_smp: u32) -> String {
+    let planned = &run.planned;
+    let mut out = format!(
+        "FAILED smp={} run {}/{} seed={}: {}: {}\n",
+        planned.smp, planned.run, runs_per_smp, planned.seed, run.class, run.reason
+    );
+    if let Some(examination) = &run.examination {
+        out.push_str(&examination.report());
+    }
+    if let Some(first) = run.lost_wakeups.reports.first() {
+        let _ = writeln!(out, "  first report: {first}");
+    }
+    let _ = writeln!(out, "  reproduce: {}", planned.reproduce);
+    out
+}
+
+/// The table: one row per core count.
+pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "stress: policy {}, chaos {}, watchdog {}, base seed {}",
+        config.policy_name(),
+        if config.chaos { "on" } else { "off" },
+        config.watchdog,
+        config.base_seed
+    );
+    let _ = writeln!(
+        out,
+        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+        "smp",
+        "runs",
+        "passed",
+        "stuck",
+        "lost(runs)",
+        "checksum",
+        "other",
+        "laplace ms med/p90",
+        "ipis/core",
+        "wake/core",
+        "spur/core"
+    );
+    for row in summaries {
+        let laplace = row.laplace_ms.map_or_else(
+            || "-".to_string(),
+            |spread| format!("{:.0}/{:.0}", spread.median, spread.p90),
+        );
+        let median = |spread: Option<Spread>| {
+            spread.map_or_else(|| "-".to_string(), |spread| format!("{:.1}", spread.median))
+        };
+        let _ = writeln!(
+            out,
+            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+            row.smp,
+            row.runs,
+            row.passed,
+            row.stuck,
+            format!("{}({})", row.lost_wakeups, row.lost_wakeup_runs),
+            row.checksum_failures,
+            row.other_failures,
+            laplace,
+            median(row.ipis_per_core),
+            median(row.wakeups_per_core),
+            median(row.spurious_per_core),
+        );
+    }
+    out
+}
+
+/// `detection rate at 16 cores: 5/6 runs (83%)` lines, for a policy that
+/// is expected to fail.
+pub fn detection_rates(summaries: &[SmpSummary]) -> String {
+    let mut out = String::new();
+    for row in summaries {
+        let detected = row.runs - row.passed;
+        let _ = writeln!(
+            out,
+            "detection rate at {} cores: {detected}/{} runs ({:.0}%)",
+            row.smp,
+            row.runs,
+            row.detection_rate * 100.0
+        );
+    }
+    out
+}
+
+/// Everything a campaign produced, as written by `--json`.
+#[derive(Debug, Serialize)]
+pub struct StressJson<'a> {
+    /// The campaign's settings.
+    pub config: &'a StressConfig,
+    /// Build profile and features.
+    pub build: String,
+    /// Per core count.
+    pub summary: &'a [SmpSummary],
+    /// Every run, raw.
+    pub runs: &'a [StressRun],
+}
+
+/// Writes `json` to `path` (pretty-printed).
+pub fn write_json(path: &Path, json: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(json)
+        .map_err(|err| XtaskError::failed(format!("serializing results: {err}")))?;
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        fs::create_dir_all(parent)
+            .map_err(|err| XtaskError::failed(format!("creating {}: {err}", parent.display())))?;
+    }
+    fs::write(path, text + "\n")
+        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::WakePolicy;
+    use crate::laplace_check::check_serial;
+    use crate::run_output::LostWakeups;
+    use crate::stress_runner::PlannedRun;
+
+    fn run(smp: u32, class: RunClass, serial: &str) -> StressRun {
+        let checks = check_serial(serial);
+        StressRun {
+            planned: PlannedRun {
+                smp,
+                run: 1,
+                seed: 5,
+                params: vec![],
+                reproduce: format!("cargo xtask run --smp {smp} seed=5"),
+            },
+            class,
+            reason: "why".to_string(),
+            verdict: "v".to_string(),
+            elapsed_s: 1.0,
+            result: checks.first().map(|check| check.guest),
+            checksum_checks: checks,
+            lost_wakeups: LostWakeups::parse(serial),
+            stats: None,
+            stats_error: None,
+            examination: None,
+            qemu_command: String::new(),
+            serial: serial.to_string(),
+            qemu_stderr: String::new(),
+        }
+    }
+
+    const OK: &str = "[c0] laplace: size=64 iterations=300 workers=4 elapsed_us=2000 residual=759484750 checksum=0x22b50accc8dd2c19\n";
+
+    #[test]
+    fn rows_count_each_class() {
+        let lost = "[c1] LOST WAKEUP on core 1: x\n[c0] vigil: FAILED: 2 lost wakeup(s) detected by the watchdog\n";
+        let runs = vec![
+            run(4, RunClass::Passed, OK),
+            run(4, RunClass::LostWakeups, &format!("{lost}{OK}")),
+            run(4, RunClass::Stuck, ""),
+            run(
+                8,
+                RunClass::ChecksumMismatch,
+                &OK.replace("0x22b5", "0x22b6"),
+            ),
+        ];
+        let rows = summarize(&[4, 8], &runs);
+        assert_eq!(rows[0].runs, 3);
+        assert_eq!(rows[0].passed, 1);
+        assert_eq!(rows[0].stuck, 1);
+        assert_eq!((rows[0].lost_wakeup_runs, rows[0].lost_wakeups), (1, 2));
+        assert_eq!(rows[0].laplace_ms.unwrap().median, 2.0);
+        assert!((rows[0].detection_rate - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(rows[1].checksum_failures, 1);
+        let config = StressConfig::new(vec![4, 8], 3, WakePolicy::RacyFlag);
+        let table = table(&config, &rows);
+        assert!(table.contains("policy racy-flag"), "{table}");
+        assert!(
+            detection_rates(&rows).contains("detection rate at 4 cores: 2/3 runs (67%)"),
+            "{}",
+            detection_rates(&rows)
+        );
+    }
+
+    #[test]
+    fn failure_block_has_the_reproduce_command() {
+        let block = failure_block(&run(16, RunClass::Stuck, ""), 10);
+        assert!(block.starts_with("FAILED smp=16 run 1/10 seed=5: stuck: why\n"));
+        assert!(block.contains("  reproduce: cargo xtask run --smp 16 seed=5\n"));
+    }
+
+    #[test]
+    fn json_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/stress.json");
+        write_json(&path, &serde_json::json!({"a": 1})).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"a\": 1"));
+    }
+}
