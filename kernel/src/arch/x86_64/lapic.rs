@@ -143,6 +143,12 @@ pub fn error_status() -> u32 {
 
 fn send_icr(dest_apic_id: u32, low: u32) {
     if is_x2apic() {
+        // The x2APIC ICR `wrmsr` is not serialising: without a fence the IPI
+        // could overtake the caller's earlier stores (the push that the
+        // IPI announces). `mfence` orders them, as Linux's
+        // `weak_wrmsr_fence` does. (The xAPIC ICR write below is an uncached
+        // store, which x86 never reorders with earlier stores.)
+        core::sync::atomic::fence(Ordering::SeqCst);
         let mut icr = Msr::new(X2APIC_MSR_BASE + (REG_ICR_LOW >> 4));
         // SAFETY: x2APIC ICR write: one 64-bit MSR, destination in the high
         // half; delivery is tracked by the hardware, no status bit to poll.
