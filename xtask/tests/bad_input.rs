@@ -53,11 +53,34 @@ fn zero_timeout() {
 }
 
 #[test]
+fn stress_arguments_are_checked_before_building() {
+    assert_usage_error(&["stress", "--smp", "4,0"], "1..=64");
+    assert_usage_error(&["stress", "--smp", "4,65"], "1..=64");
+    assert_usage_error(&["stress", "--runs", "0"], "--runs must be in");
+    assert_usage_error(&["stress", "--policy", "lazy"], "possible values");
+    assert_usage_error(
+        &["stress", "--watchdog-ms", "sometimes"],
+        "`off` or milliseconds",
+    );
+    assert_usage_error(&["stress", "--watchdog-ms", "0"], "1..=60000");
+    assert_usage_error(
+        &[
+            "stress",
+            "--features",
+            "idle-poll",
+            "--policy",
+            "always-ipi",
+        ],
+        "leave out --policy",
+    );
+}
+
+#[test]
 fn help_lists_the_subcommands() {
     let output = xtask(&["--help"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0));
-    for subcommand in ["build", "run", "test"] {
+    for subcommand in ["build", "run", "test", "stress"] {
         assert!(stdout.contains(subcommand), "{stdout}");
     }
 }

@@ -1,0 +1,123 @@
+//! Stress campaigns through the xtask library: the racy flag's lost
+//! wakeups are caught (by the in-guest watchdog, or, with the watchdog
+//! off, by the host's stuck-core detector), and the state machine survives
+//! the same boots.
+//!
+//! Each campaign is bounded: at most [`MAX_BOOTS`] boots of 16 cores, one
+//! QEMU at a time per test (the test harness runs two tests at once).
+
+use qemu_tests::kernel;
+use xtask::run_class::RunClass;
+use xtask::stress_runner::{StressConfig, StressRun, run_stress};
+use xtask::stuck_cores::HALTED_WITH_WORK;
+use xtask::{WakePolicy, Watchdog};
+
+/// Boots per campaign.
+const MAX_BOOTS: u32 = 6;
+/// Cores per boot: where the racy flag loses wakeups reliably.
+const SMP: u32 = 16;
+/// Same campaign, same seeds, for every policy.
+const BASE_SEED: u64 = 4004;
+/// Laplace iterations per boot (the kernel's default grid, 64×64).
+const ITERATIONS: u32 = 300;
+/// Without output for this long a guest is stuck: generous, because a
+/// healthy 16-vCPU debug guest computes silently for several seconds and
+/// another test's QEMU shares the two host cores.
+const STALL_S: u64 = 30;
+
+fn campaign(policy: WakePolicy, watchdog: Watchdog, stop_at_first_failure: bool) -> Vec<StressRun> {
+    let config = StressConfig {
+        chaos: true,
+        watchdog,
+        iterations: Some(ITERATIONS),
+        base_seed: BASE_SEED,
+        stall_s: STALL_S,
+        timeout_s: 900,
+        jobs: 1,
+        stop_at_first_failure,
+        ..StressConfig::new(vec![SMP], MAX_BOOTS, policy)
+    };
+    run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
+}
+
+fn summary(runs: &[StressRun]) -> String {
+    runs.iter()
+        .map(|run| {
+            format!(
+                "run {} seed={}: {}: {}\n  {}\n",
+                run.planned.run, run.planned.seed, run.class, run.reason, run.planned.reproduce
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn racy_flag_with_chaos_at_16_cores_loses_wakeups_the_watchdog_catches() {
+    let runs = campaign(WakePolicy::RacyFlag, Watchdog::Ms(200), true);
+    let caught = runs
+        .iter()
+        .find(|run| run.class == RunClass::LostWakeups)
+        .unwrap_or_else(|| {
+            panic!(
+                "no lost wakeup in {} boots:\n{}",
+                runs.len(),
+                summary(&runs)
+            )
+        });
+    assert!(caught.lost_wakeups.count() > 0, "{}", summary(&runs));
+    assert!(
+        caught.lost_wakeups.reports[0].starts_with("LOST WAKEUP on core "),
+        "{}",
+        caught.lost_wakeups.reports[0]
+    );
+    assert!(
+        caught
+            .planned
+            .reproduce
+            .contains(&format!("seed={}", caught.planned.seed))
+    );
+}
+
+#[test]
+fn racy_flag_without_watchdog_hangs_and_the_host_names_a_halted_core_with_work() {
+    let runs = campaign(WakePolicy::RacyFlag, Watchdog::Off, true);
+    let stuck = runs
+        .iter()
+        .find(|run| run.class == RunClass::Stuck)
+        .unwrap_or_else(|| panic!("no hang in {} boots:\n{}", runs.len(), summary(&runs)));
+    let examination = stuck.examination.as_ref().expect("a stuck run is examined");
+    let report = examination.report();
+    let accused: Vec<&str> = report
+        .lines()
+        .filter(|line| line.contains(HALTED_WITH_WORK))
+        .collect();
+    assert!(!accused.is_empty(), "no core accused:\n{report}");
+    for line in accused {
+        // `core N (vCPU N): HLT=1 RIP=0x... state=... inbox=K  <- HALTED WITH WORK`, K > 0.
+        assert!(line.trim_start().starts_with("core "), "{line}");
+        assert!(line.contains("HLT=1"), "{line}");
+        assert!(line.contains("RIP=0x"), "{line}");
+        let inbox: u64 = line
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix("inbox="))
+            .and_then(|len| len.parse().ok())
+            .unwrap_or_else(|| panic!("no inbox length in {line}"));
+        assert!(inbox > 0, "{line}");
+    }
+    assert!(
+        report.contains("halted with work in their inbox"),
+        "{report}"
+    );
+}
+
+#[test]
+fn state_machine_survives_the_same_stress() {
+    let runs = campaign(WakePolicy::StateMachine, Watchdog::Ms(200), false);
+    assert_eq!(runs.len(), MAX_BOOTS as usize);
+    let failed: Vec<&StressRun> = runs.iter().filter(|run| !run.class.is_pass()).collect();
+    assert!(failed.is_empty(), "failures:\n{}", summary(&runs));
+    for run in &runs {
+        assert!(run.checksum_checks.iter().all(|check| check.matches()));
+        assert_eq!(run.lost_wakeups.count(), 0);
+    }
+}
