@@ -24,6 +24,11 @@ pub struct SchedStats {
     pub idle_ticks: AtomicU64,
     /// TSC ticks spent inside `sti; hlt`.
     pub halted_ticks: AtomicU64,
+    /// Wake IPIs this core sent to a core it saw `Running` or `DontSleep`
+    /// (neither halted nor about to halt): IPIs nobody needed. Zero by
+    /// construction under `state-machine`, which only IPIs a core it claimed
+    /// from `Halted`.
+    pub ipis_to_running: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner core writes.
@@ -42,6 +47,7 @@ impl SchedStats {
             tasks_finished: AtomicU64::new(0),
             idle_ticks: AtomicU64::new(0),
             halted_ticks: AtomicU64::new(0),
+            ipis_to_running: AtomicU64::new(0),
         }
     }
 }
@@ -58,14 +64,15 @@ pub fn report(label: &str) {
         core_sched::policy().name()
     );
     println!(
-        "core  ipis_sent  elided(run/dontsleep/claimed/pending/self/poll)  pushes  halts  wakeups  spurious  switches  tasks  idle_ms  halted_ms  wake_irqs"
+        "core  ipis_sent  to_running  elided(run/dontsleep/claimed/pending/self/poll)  pushes  halts  wakeups  spurious  switches  tasks  idle_ms  halted_ms  wake_irqs"
     );
     for (i, core) in cores.iter().enumerate() {
         let c = core.wake.counters().snapshot();
         let s = &core.stats;
         println!(
-            "{i:>4}  {:>9}  {:>6}/{}/{}/{}/{}/{}  {:>7}  {:>5}  {:>7}  {:>8}  {:>8}  {:>5}  {:>7}  {:>9}  {:>9}",
+            "{i:>4}  {:>9}  {:>10}  {:>6}/{}/{}/{}/{}/{}  {:>7}  {:>5}  {:>7}  {:>8}  {:>8}  {:>5}  {:>7}  {:>9}  {:>9}",
             c.ipis_sent,
+            get(&s.ipis_to_running),
             c.elided_target_running,
             c.elided_dont_sleep,
             c.elided_already_claimed,
@@ -122,9 +129,10 @@ pub fn json(label: &str) -> String {
         let s = &core.stats;
         let _ = write!(
             out,
-            "{}{{\"core\":{i},\"ipis_sent\":{},\"elided_target_running\":{},\"elided_dont_sleep\":{},\"elided_already_claimed\":{},\"elided_already_pending\":{},\"elided_self_target\":{},\"elided_polling\":{},\"inbox_pushes\":{},\"halts\":{},\"wakeups\":{},\"spurious_wakeups\":{},\"switches\":{},\"tasks_finished\":{},\"idle_us\":{},\"halted_us\":{},\"wake_irqs\":{}}}",
+            "{}{{\"core\":{i},\"ipis_sent\":{},\"ipis_to_running\":{},\"elided_target_running\":{},\"elided_dont_sleep\":{},\"elided_already_claimed\":{},\"elided_already_pending\":{},\"elided_self_target\":{},\"elided_polling\":{},\"inbox_pushes\":{},\"halts\":{},\"wakeups\":{},\"spurious_wakeups\":{},\"switches\":{},\"tasks_finished\":{},\"idle_us\":{},\"halted_us\":{},\"wake_irqs\":{}}}",
             if i == 0 { "" } else { "," },
             c.ipis_sent,
+            get(&s.ipis_to_running),
             c.elided_target_running,
             c.elided_dont_sleep,
             c.elided_already_claimed,

@@ -7,6 +7,7 @@
 
 use super::core_sched::{self, switch_to_idle};
 use super::parker::Unparked;
+use super::stats;
 use super::task::{Task, TaskRef, WakeKind};
 use crate::arch::interrupt_vectors::WAKE_VECTOR;
 use crate::arch::{lapic, percpu, tsc};
@@ -62,6 +63,9 @@ fn make_runnable(task: TaskRef, stamp: bool) {
     });
     record.record_notify(me, &outcome);
     if outcome.send_ipi() {
+        if matches!(outcome.observed, Some(State::Running | State::DontSleep)) {
+            stats::add(&cores[me].stats.ipis_to_running, 1);
+        }
         crate::chaos::delay(crate::chaos::Point::BeforeIpi);
         lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
     }
