@@ -239,11 +239,14 @@ fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
 /// again without touching any counter. Returns what ended the sleep.
 fn sleep(core: &CoreSched, me: usize) -> IdleEvent {
     let deadline_us = watchdog::deadline_us();
+    // Quiet ticks double the next deadline (up to a cap), so a core idle for
+    // long costs the host a few timer wakes per second, not one per deadline.
+    let mut tick_us = deadline_us;
     let halted_from = tsc::now();
     let woke_by = loop {
         let ipis = COUNTS.wake[me].load(Ordering::Relaxed);
         let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
-        if let Some(us) = deadline_us {
+        if let Some(us) = tick_us {
             lapic::arm_oneshot_us(us);
         }
         halt::enable_interrupts_and_halt();
@@ -257,6 +260,7 @@ fn sleep(core: &CoreSched, me: usize) -> IdleEvent {
         if core.wake.state() != State::Halted || core.wake.inbox_len() != 0 {
             break IdleEvent::WokeByWatchdog;
         }
+        tick_us = tick_us.map(|us| (us * 2).min(watchdog::MAX_QUIET_TICK_US));
     };
     if deadline_us.is_some() {
         lapic::cancel_timer();

@@ -2,7 +2,8 @@
 //! one-shot timer with the watchdog deadline (`watchdog=MS`, default 200).
 //! If the timer, not a wake IPI, ends the halt:
 //! - with the core still `Halted` and its inbox empty, it is a quiet tick:
-//!   the core re-arms and halts again (no counters move);
+//!   the core re-arms (each quiet tick doubling the next, up to
+//!   [`MAX_QUIET_TICK_US`]) and halts again (no counters move);
 //! - otherwise the core drains its inbox; any task that had been waiting
 //!   there for at least the deadline with no wake IPI is a **lost wakeup**:
 //!   reported (core, wait time, notifying core, what the notifier saw and
@@ -18,6 +19,10 @@ use crate::println;
 use crate::smp::cores::MAX_CORES;
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+/// Longest gap between two quiet watchdog ticks of an idle core (the first
+/// tick comes after the deadline; each quiet one doubles the next).
+pub const MAX_QUIET_TICK_US: u64 = 1_600_000;
 
 /// Default watchdog deadline.
 pub const DEFAULT_WATCHDOG_MS: u32 = 200;
