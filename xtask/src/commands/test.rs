@@ -2,24 +2,79 @@
 //! `N passed, M failed`.
 //!
 //! Steps: (a) `cargo test` of the host crates, (b) the loom models of the
-//! wake protocol, (c) the in-kernel suite (`mode=test`) at each core count
-//! in [`KERNEL_TEST_SMP`], (d) the QEMU tests. Every step runs even after
-//! a failure; output streams live.
+//! wake protocol, (c) the in-kernel suite (`mode=test`) in each
+//! configuration of [`kernel_suites`], (d) the QEMU tests. Every step runs
+//! even after a failure; output streams live.
 
+use std::collections::HashMap;
 use std::process::Command;
 
+use crate::args::Feature;
 use crate::cli::TestArgs;
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
-use crate::kernel_build::{BuildConfig, build_kernel};
+use crate::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 use crate::process::{Echo, KilledOnDrop};
 use crate::qemu::{self, RunConfig};
 use crate::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
 use crate::verdict::{QemuExit, Verdict};
 use crate::workspace::{cargo, display_command, loom_target_dir};
 
-/// Core counts the in-kernel suite is booted with.
-pub const KERNEL_TEST_SMP: [u32; 2] = [1, 4];
+/// Core counts the whole in-kernel suite is booted with (default build,
+/// default policy).
+pub const KERNEL_TEST_SMP: [u32; 3] = [1, 4, 32];
+
+/// One boot of the in-kernel suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSuite {
+    /// Step name in the summary.
+    pub name: String,
+    /// Kernel build to boot.
+    pub build: BuildConfig,
+    /// Cores.
+    pub smp: u32,
+    /// Boot parameters (`mode=test` and more).
+    pub params: Vec<String>,
+}
+
+/// Every in-kernel suite run: the whole suite at each of
+/// [`KERNEL_TEST_SMP`], the scheduler tests under `always-ipi` at 4 cores,
+/// and the scheduler tests of the `idle-poll` build at 2 cores.
+pub fn kernel_suites() -> Vec<KernelSuite> {
+    let suite = |name: String, build: BuildConfig, smp: u32, params: &[&str]| KernelSuite {
+        name,
+        build,
+        smp,
+        params: params.iter().map(|param| param.to_string()).collect(),
+    };
+    let mut suites: Vec<KernelSuite> = KERNEL_TEST_SMP
+        .iter()
+        .map(|&smp| {
+            suite(
+                format!("kernel smp={smp}"),
+                BuildConfig::default(),
+                smp,
+                &["mode=test"],
+            )
+        })
+        .collect();
+    suites.push(suite(
+        "kernel sched always-ipi smp=4".to_string(),
+        BuildConfig::default(),
+        4,
+        &["mode=test", "test=sched", "policy=always-ipi"],
+    ));
+    suites.push(suite(
+        "kernel sched idle-poll smp=2".to_string(),
+        BuildConfig {
+            release: false,
+            features: vec![Feature::IdlePoll],
+        },
+        2,
+        &["mode=test", "test=sched"],
+    ));
+    suites
+}
 /// Timeout of one in-kernel suite run.
 pub const KERNEL_SUITE_TIMEOUT_S: u64 = 300;
 /// Host crates tested by plain `cargo test` (the workspace's default
@@ -62,7 +117,7 @@ pub fn run(_args: &TestArgs) -> Result<()> {
             .map(|p| format!("  ({p})"))
             .unwrap_or_default();
         println!(
-            "  {:<16} {} passed; {} failed; {} skipped{problem}",
+            "  {:<30} {} passed; {} failed; {} skipped{problem}",
             step.name, step.counts.passed, step.counts.failed, step.counts.skipped
         );
     }
@@ -152,58 +207,76 @@ pub fn cargo_step_counts(parsed: Option<Counts>, succeeded: bool) -> (Counts, Op
     }
 }
 
-/// Builds the kernel once and boots its test suite at each core count.
+/// Builds each kernel variant once and boots the suites of
+/// [`kernel_suites`]. A variant that does not build is one failed step; its
+/// suites do not run.
 fn kernel_suite_steps() -> Vec<StepResult> {
-    step_banner("kernel build");
-    let kernel = match build_kernel(&BuildConfig::default()) {
-        Ok(kernel) => kernel,
-        Err(err) => {
-            return vec![StepResult {
-                name: "kernel build".to_string(),
-                counts: Counts::new(0, 1),
-                problem: Some(err.to_string()),
-            }];
-        }
-    };
-    KERNEL_TEST_SMP
-        .iter()
-        .map(|&smp| {
-            let name = format!("kernel smp={smp}");
-            step_banner(&format!("{name}: in-kernel suite (mode=test)"));
-            let config = RunConfig {
-                smp,
-                timeout_s: Some(KERNEL_SUITE_TIMEOUT_S),
-                params: vec!["mode=test".to_string()],
-                echo: true,
-                registers_on_timeout: true,
-                ..RunConfig::default()
-            };
-            match qemu::run(&config, &kernel) {
-                Ok(outcome) => {
-                    if !outcome.serial.is_empty() && !outcome.serial.ends_with('\n') {
-                        println!();
-                    }
-                    println!("{}", outcome.verdict_line());
-                    if let Some(registers) = &outcome.registers_at_timeout {
-                        println!("registers at the timeout:\n{registers}");
-                    }
-                    let report = KernelSuiteReport::parse(&outcome.serial);
-                    let (counts, problem) = kernel_suite_counts(outcome.verdict, &report);
-                    StepResult {
-                        name,
-                        counts,
-                        problem: problem
-                            .or_else(|| (!outcome.verdict.is_success()).then(|| outcome.reason())),
-                    }
+    let mut builds: HashMap<String, Option<KernelArtifacts>> = HashMap::new();
+    let mut steps = Vec::new();
+    for suite in kernel_suites() {
+        let variant = suite.build.variant_name();
+        let kernel = builds.entry(variant.clone()).or_insert_with(|| {
+            step_banner(&format!("kernel build ({variant})"));
+            match build_kernel(&suite.build) {
+                Ok(kernel) => Some(kernel),
+                Err(err) => {
+                    steps.push(StepResult {
+                        name: format!("kernel build ({variant})"),
+                        counts: Counts::new(0, 1),
+                        problem: Some(err.to_string()),
+                    });
+                    None
                 }
-                Err(err) => StepResult {
-                    name,
-                    counts: Counts::new(0, 1),
-                    problem: Some(err.to_string()),
-                },
             }
-        })
-        .collect()
+        });
+        if let Some(kernel) = kernel {
+            steps.push(kernel_suite_step(&suite, kernel));
+        }
+    }
+    steps
+}
+
+/// Boots one in-kernel suite and counts its results.
+fn kernel_suite_step(suite: &KernelSuite, kernel: &KernelArtifacts) -> StepResult {
+    let name = suite.name.clone();
+    step_banner(&format!(
+        "{name}: in-kernel suite ({}, {})",
+        suite.build.variant_name(),
+        suite.params.join(" ")
+    ));
+    let config = RunConfig {
+        smp: suite.smp,
+        timeout_s: Some(KERNEL_SUITE_TIMEOUT_S),
+        params: suite.params.clone(),
+        echo: true,
+        registers_on_timeout: true,
+        ..RunConfig::default()
+    };
+    match qemu::run(&config, kernel) {
+        Ok(outcome) => {
+            if !outcome.serial.is_empty() && !outcome.serial.ends_with('\n') {
+                println!();
+            }
+            println!("{}", outcome.verdict_line());
+            if let Some(examination) = &outcome.examination {
+                println!("registers at the timeout:\n{}", examination.registers_text);
+                print!("{}", examination.report());
+            }
+            let report = KernelSuiteReport::parse(&outcome.serial);
+            let (counts, problem) = kernel_suite_counts(outcome.verdict, &report);
+            StepResult {
+                name,
+                counts,
+                problem: problem
+                    .or_else(|| (!outcome.verdict.is_success()).then(|| outcome.reason())),
+            }
+        }
+        Err(err) => StepResult {
+            name,
+            counts: Counts::new(0, 1),
+            problem: Some(err.to_string()),
+        },
+    }
 }
 
 /// Counts for one in-kernel suite run, cross-checking the kernel's summary
@@ -322,6 +395,37 @@ mod tests {
         let (counts, problem) = cargo_step_counts(None, false);
         assert_eq!(counts, Counts::new(0, 1));
         assert!(problem.is_some());
+    }
+
+    #[test]
+    fn kernel_suites_cover_the_agreed_matrix() {
+        let suites = kernel_suites();
+        let described: Vec<(String, u32, String)> = suites
+            .iter()
+            .map(|suite| {
+                (
+                    suite.build.variant_name(),
+                    suite.smp,
+                    suite.params.join(" "),
+                )
+            })
+            .collect();
+        let expected = [
+            ("debug", 1, "mode=test"),
+            ("debug", 4, "mode=test"),
+            ("debug", 32, "mode=test"),
+            ("debug", 4, "mode=test test=sched policy=always-ipi"),
+            ("debug-idle-poll", 2, "mode=test test=sched"),
+        ];
+        assert_eq!(
+            described,
+            expected
+                .iter()
+                .map(|&(variant, smp, params)| (variant.to_string(), smp, params.to_string()))
+                .collect::<Vec<_>>()
+        );
+        // No policy for the idle-poll build: it would be rejected.
+        assert!(suites[4].params.iter().all(|p| !p.starts_with("policy=")));
     }
 
     #[test]
