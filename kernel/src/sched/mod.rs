@@ -8,7 +8,6 @@ pub mod debug_table;
 pub mod fork_join;
 pub mod latch;
 pub mod latency;
-pub mod parker;
 pub mod stats;
 pub mod task;
 pub mod wait_queue;

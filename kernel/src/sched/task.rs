@@ -3,7 +3,6 @@
 //! task has exited and switched away for the last time.
 
 use super::core_sched;
-use super::parker::Parker;
 use crate::arch::context;
 use crate::arch::paging::{self, GuardOwner, MappedStack};
 use alloc::boxed::Box;
@@ -11,7 +10,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use spin::Mutex;
-use vigil_wake::{Elided, Notify, NotifyOutcome, State};
+use vigil_wake::{Elided, Notify, NotifyOutcome, Parker, State};
 
 /// Usable bytes of each task stack (a guard page sits below).
 pub const TASK_STACK_BYTES: u64 = 64 * 1024;

@@ -6,14 +6,13 @@
 //! needs an IPI.
 
 use super::core_sched::{self, switch_to_idle};
-use super::parker::Unparked;
 use super::stats;
 use super::task::{Task, TaskRef, WakeKind};
 use crate::arch::interrupt_vectors::WAKE_VECTOR;
 use crate::arch::{lapic, percpu, tsc};
 use crate::smp::cores;
 use alloc::boxed::Box;
-use vigil_wake::State;
+use vigil_wake::{State, Unparked};
 
 /// Spawns `entry` as a task pinned to core `core`.
 pub fn spawn_on(core: usize, entry: impl FnOnce() + Send + 'static) -> JoinHandle {

@@ -1,16 +1,20 @@
-//! One wake token per task, as in `std::thread::park`: `park` returns at once
-//! if a wake came first (the token is consumed), otherwise blocks until
-//! `unpark`. A wake that arrives between "decide to block" and "block" is
-//! therefore never lost, and callers re-check their condition in a loop
-//! (spurious returns are allowed).
+//! [`Parker`]: one wake token per task, as in `std::thread::park`.
+//!
+//! `try_consume_or_park` returns at once if a wake came first (the token is
+//! consumed), otherwise marks the task parked and the caller switches away
+//! until an `unpark` tells somebody to make it runnable. A wake that arrives
+//! between "decide to block" and "block" is therefore never lost, and callers
+//! re-check their condition in a loop (spurious returns are allowed).
 
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::fmt;
+
+use crate::sync::{AtomicU8, Ordering};
 
 const EMPTY: u8 = 0;
 const NOTIFIED: u8 = 1;
 const PARKED: u8 = 2;
 
-/// What `unpark` must do next.
+/// What [`Parker::unpark`] must do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unparked {
     /// The task was parked: the caller must make it runnable (exactly one
@@ -21,14 +25,24 @@ pub enum Unparked {
 }
 
 /// The per-task parking state.
-#[derive(Debug)]
 pub struct Parker {
     state: AtomicU8,
 }
 
 impl Parker {
     /// No token, not parked.
+    #[cfg(not(loom))]
+    #[must_use]
     pub const fn new() -> Self {
+        Self {
+            state: AtomicU8::new(EMPTY),
+        }
+    }
+
+    /// No token, not parked (loom's atomics have no `const fn new`).
+    #[cfg(loom)]
+    #[must_use]
+    pub fn new() -> Self {
         Self {
             state: AtomicU8::new(EMPTY),
         }
@@ -37,6 +51,7 @@ impl Parker {
     /// Called by the task itself. `true`: a token was waiting (consumed), do
     /// not block. `false`: the task is now `PARKED` and must switch away;
     /// whoever unparks it makes it runnable again.
+    #[inline]
     pub fn try_consume_or_park(&self) -> bool {
         // Acquire on success pairs with the unparker's Release: a task that
         // consumes the token sees what the unparker published before it.
@@ -64,6 +79,7 @@ impl Parker {
 
     /// Wakes the task: leaves a token, or (if it is parked) tells the caller
     /// to make it runnable. Release pairs with the task's Acquire above.
+    #[inline]
     pub fn unpark(&self) -> Unparked {
         let mut current = self.state.load(Ordering::Relaxed);
         loop {
@@ -90,5 +106,13 @@ impl Parker {
 impl Default for Parker {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl fmt::Debug for Parker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Parker")
+            .field("state", &self.state.load(Ordering::Relaxed))
+            .finish()
     }
 }
