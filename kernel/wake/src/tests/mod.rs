@@ -4,5 +4,6 @@
 mod explore;
 mod host_threads;
 mod interleavings;
+mod parker;
 mod scenarios;
 mod units;
