@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::args::Feature;
 use crate::error::{Result, XtaskError};
+use crate::strip_debug::strip_debug;
 use crate::workspace::{KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir};
 
 /// How to build the kernel.
@@ -80,10 +81,15 @@ impl BuildConfig {
     }
 }
 
+/// File name of the ELF without debug sections that goes into the images.
+pub const STRIPPED_ELF_NAME: &str = "vigil-kernel.stripped";
+
 /// A built kernel: its ELF and both disk images.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelArtifacts {
-    /// The kernel ELF, with symbols (for gdb).
+    /// The kernel ELF, with symbols and debug info (for gdb and for
+    /// symbolizing RIPs; the images hold the same code without the debug
+    /// sections).
     pub elf: PathBuf,
     /// MBR image for SeaBIOS.
     pub bios_image: PathBuf,
@@ -132,7 +138,17 @@ pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
     // feature set, and gdb must see the ELF that is inside the image.
     let elf = image_dir.join(KERNEL_PACKAGE);
     copy_atomically(&built_elf, &elf)?;
-    let images = vigil_boot::create_images(&elf, &image_dir)
+    // The images get the ELF without debug sections: far less for the
+    // bootloader to read through the firmware (see `strip_debug`).
+    let stripped = image_dir.join(STRIPPED_ELF_NAME);
+    let image_elf = match strip_debug(&elf, &stripped) {
+        Ok(()) => stripped,
+        Err(why) => {
+            eprintln!("xtask: note: the images carry the full ELF (slower boots): {why}");
+            elf.clone()
+        }
+    };
+    let images = vigil_boot::create_images(&image_elf, &image_dir)
         .map_err(|err| XtaskError::failed(format!("creating disk images: {err:#}")))?;
     eprintln!(
         "xtask: kernel and images ready in {:.1} s",

@@ -25,6 +25,7 @@ pub mod run_output;
 pub mod seeds;
 pub mod stress_report;
 pub mod stress_runner;
+pub mod strip_debug;
 pub mod stuck_cores;
 pub mod symbolize;
 pub mod test_output;

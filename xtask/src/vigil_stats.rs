@@ -37,6 +37,11 @@ pub struct CoreStats {
     pub core: u32,
     /// Wake IPIs this core sent.
     pub ipis_sent: u64,
+    /// Of those, IPIs to a core this waker saw `Running` or `DontSleep`
+    /// (neither halted nor about to halt): IPIs nobody needed. (Absent
+    /// from kernels older than the counter: read as 0.)
+    #[serde(default)]
+    pub ipis_to_running: u64,
     /// Notifications it skipped because the target was running.
     pub elided_target_running: u64,
     /// ... because it turned a halting target into DontSleep.
@@ -87,6 +92,8 @@ pub struct StatsTotals {
     pub cores: u64,
     /// Wake IPIs sent, all cores.
     pub ipis_sent: u64,
+    /// Wake IPIs sent to a core seen running, all cores.
+    pub ipis_to_running: u64,
     /// Wakeups from a halt, all cores.
     pub wakeups: u64,
     /// Wakeups with nothing to do, all cores.
@@ -107,12 +114,19 @@ impl StatsTotals {
         }
     }
 
-    /// Share of wake IPIs that did not end a halt: `(ipis_sent - wake IRQs
-    /// taken by a halted core) / ipis_sent`, where the IRQs that ended a
-    /// halt are estimated as `min(wake_irqs, wakeups)` (a wake IRQ taken
-    /// while running does not count as a wakeup; a wakeup can also come
-    /// from another interrupt, hence the min). `None` without IPIs.
+    /// Share of wake IPIs sent to a core the waker saw running (the
+    /// kernel's `ipis_to_running` over `ipis_sent`). `None` without IPIs.
     pub fn ipis_to_running_share(&self) -> Option<f64> {
+        (self.ipis_sent > 0).then(|| self.ipis_to_running as f64 / self.ipis_sent as f64)
+    }
+
+    /// A cross-check of [`StatsTotals::ipis_to_running_share`] from the
+    /// sleeper side: the share of wake IPIs that did not end a halt,
+    /// `(ipis_sent - min(wake_irqs, wakeups)) / ipis_sent` (a wake IRQ
+    /// taken while running is not a wakeup; a wakeup can also come from
+    /// another interrupt, hence the min; IPIs that coalesce into one IRQ
+    /// count as not ending a halt). `None` without IPIs.
+    pub fn ipis_not_ending_a_halt_share(&self) -> Option<f64> {
         if self.ipis_sent == 0 {
             return None;
         }
@@ -146,6 +160,7 @@ impl VigilStats {
         };
         for core in &self.cores {
             totals.ipis_sent += core.ipis_sent;
+            totals.ipis_to_running += core.ipis_to_running;
             totals.wakeups += core.wakeups;
             totals.spurious_wakeups += core.spurious_wakeups;
             totals.halts += core.halts;
@@ -175,6 +190,14 @@ mod tests {
         assert_eq!(totals.ipis_sent, 2521);
         assert_eq!(totals.wakeups, 1993);
         assert_eq!(totals.per_core(totals.wakeups), 996.5);
+        // The sample predates the counter: it reads as 0.
+        assert_eq!(totals.ipis_to_running, 0);
+        let newer = LINE.replace(
+            "\"ipis_sent\":37,",
+            "\"ipis_sent\":37,\"ipis_to_running\":5,",
+        );
+        let stats = VigilStats::find_in(&newer).unwrap().unwrap();
+        assert_eq!(stats.cores[1].ipis_to_running, 5);
     }
 
     #[test]
@@ -193,7 +216,14 @@ mod tests {
             wake_irqs: 40,
             ..StatsTotals::default()
         };
-        assert_eq!(totals.ipis_to_running_share(), Some(0.7));
+        assert_eq!(totals.ipis_not_ending_a_halt_share(), Some(0.7));
+        assert_eq!(totals.ipis_to_running_share(), Some(0.0));
+        let totals = StatsTotals {
+            ipis_to_running: 25,
+            ..totals
+        };
+        assert_eq!(totals.ipis_to_running_share(), Some(0.25));
         assert_eq!(StatsTotals::default().ipis_to_running_share(), None);
+        assert_eq!(StatsTotals::default().ipis_not_ending_a_halt_share(), None);
     }
 }
