@@ -160,6 +160,19 @@
 //! which the model cannot reach in the one window where it matters (a drain
 //! between re-check and commit; see [`Inbox`]'s source).
 //!
+//! # The task parker
+//!
+//! [`Parker`] is the other lock-free protocol on the wake path: one wake
+//! token per task, as in `std::thread::park`. The task calls
+//! [`Parker::try_consume_or_park`] (a token: run on; otherwise it is now
+//! parked and switches away); a waker calls [`Parker::unpark`], which leaves
+//! a token or returns [`Unparked::MustEnqueue`] to exactly one unparker per
+//! park. Its ordering argument is in its module (`parker.rs`, next to each
+//! atomic); `tests/loom_parker.rs` model-checks it (no lost wake, one
+//! enqueue per park, a consumed token carries the waker's data), and
+//! `mutants.py` weakens each of its RMWs and orderings in turn and expects
+//! loom to fail.
+//!
 //! # Policies
 //!
 //! See [`Policy`]: `state-machine` (above, the default), `always-ipi`,
