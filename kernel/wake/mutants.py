@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Mutation check for the wake protocol's `state-machine` path.
+"""Mutation check for the wake protocol's `state-machine` path and the task
+parker.
 
 The idle core's other writes to the state (prepare's `Halting`, `Running`
 after a `DontSleep` or a wakeup) are plain stores: as swaps, turning them
 back into stores left loom passing, so they were made stores.
 
 For each mutation below (one read-modify-write or ordering in the
-state-machine path made weaker), copy the crate to a scratch directory,
-apply the mutation, run the loom model for `state-machine`, and report
-whether loom failed and with what. Every mutation is expected to make the
+state-machine path or in the parker made weaker), copy the crate to a
+scratch directory, apply the mutation, run the loom model that covers the
+mutated file (`loom_protocol`'s `state_machine` tests, or `loom_parker`),
+and report whether loom failed and with what. Every mutation is expected to make the
 model fail except those marked `expect_pass` (with the reason).
 
 The tree is never modified. Usage, from the repository root:
@@ -102,6 +104,131 @@ MUTATIONS = [
     ),
 ]
 
+PARKER_MUTATIONS = [
+    (
+        "park-cas-to-load-store",
+        "src/parker.rs",
+        ".compare_exchange(EMPTY, PARKED, Ordering::Release, Ordering::Relaxed)",
+        ".mutant_cas(EMPTY, PARKED, Ordering::Relaxed, Ordering::Release)",
+        None,
+    ),
+    (
+        "unpark-cas-to-load-store",
+        "src/parker.rs",
+        "match self.state.compare_exchange_weak(\n"
+        "                current,\n"
+        "                next,\n"
+        "                Ordering::AcqRel,\n"
+        "                Ordering::Relaxed,\n"
+        "            ) {",
+        "match self.state.mutant_cas(current, next, Ordering::Acquire, Ordering::Release) {",
+        None,
+    ),
+    (
+        # Only the claim (`PARKED -> EMPTY`) split: two unparkers that both
+        # read `PARKED` both get `MustEnqueue`.
+        "unpark-claim-to-load-store",
+        "src/parker.rs",
+        "PARKED => (EMPTY, Unparked::MustEnqueue),",
+        "PARKED => { "
+        "if self.state.load(Ordering::Acquire) == PARKED { "
+        "self.state.store(EMPTY, Ordering::Release); return Unparked::MustEnqueue; } "
+        "current = self.state.load(Ordering::Relaxed); continue; }",
+        None,
+    ),
+    (
+        "consume-cas-to-load-store",
+        "src/parker.rs",
+        ".compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)",
+        ".mutant_cas(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)",
+        None,
+    ),
+    (
+        # The parker as it was in the kernel: a wake that finds a token only
+        # loads it.
+        "join-token-rmw-to-load",
+        "src/parker.rs",
+        "NOTIFIED => (NOTIFIED, Unparked::TokenLeft),",
+        "NOTIFIED => return Unparked::TokenLeft,",
+        None,
+    ),
+    (
+        # The parker as it was in the kernel: a token that arrived between
+        # the two attempts is consumed by a store after an Acquire read.
+        "late-consume-swap-to-store",
+        "src/parker.rs",
+        "let token = self.state.swap(EMPTY, Ordering::Acquire);",
+        "let token = self.state.load(Ordering::Acquire); "
+        "self.state.store(EMPTY, Ordering::Relaxed);",
+        None,
+    ),
+    (
+        "consume-acquire-to-relaxed",
+        "src/parker.rs",
+        ".compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)",
+        ".compare_exchange(NOTIFIED, EMPTY, Ordering::Relaxed, Ordering::Relaxed)",
+        None,
+    ),
+    (
+        "late-consume-acquire-to-relaxed",
+        "src/parker.rs",
+        "let token = self.state.swap(EMPTY, Ordering::Acquire);",
+        "let token = self.state.swap(EMPTY, Ordering::Relaxed);",
+        None,
+    ),
+    (
+        "park-release-to-relaxed",
+        "src/parker.rs",
+        ".compare_exchange(EMPTY, PARKED, Ordering::Release, Ordering::Relaxed)",
+        ".compare_exchange(EMPTY, PARKED, Ordering::Relaxed, Ordering::Relaxed)",
+        None,
+    ),
+    (
+        "unpark-acqrel-to-acquire",
+        "src/parker.rs",
+        "                Ordering::AcqRel,\n",
+        "                Ordering::Acquire,\n",
+        None,
+    ),
+    (
+        "unpark-acqrel-to-release",
+        "src/parker.rs",
+        "                Ordering::AcqRel,\n",
+        "                Ordering::Release,\n",
+        None,
+    ),
+]
+
+MUTATIONS += PARKER_MUTATIONS
+
+# Which loom test checks each mutated file: (test binary, name filter).
+MODELS = {
+    "src/inbox.rs": ("loom_protocol", "state_machine"),
+    "src/idle_state.rs": ("loom_protocol", "state_machine"),
+    "src/parker.rs": ("loom_parker", None),
+}
+
+# Helpers the parker mutations call: a compare-exchange split into a load
+# and a store (with the given orderings), on the parker's atomic.
+PARKER_HELPERS = """
+trait MutantCas {
+    fn mutant_cas(&self, current: u8, new: u8, load: Ordering, store: Ordering) -> Result<u8, u8>;
+}
+
+impl MutantCas for AtomicU8 {
+    /// MUTANT: a compare-exchange split into a load and a store.
+    fn mutant_cas(&self, current: u8, new: u8, load: Ordering, store: Ordering) -> Result<u8, u8> {
+        let seen = self.load(load);
+        if seen == current {
+            self.store(new, store);
+            Ok(seen)
+        } else {
+            Err(seen)
+        }
+    }
+}
+"""
+
 # Helpers the mutations call, appended to `impl IdleState`.
 HELPERS = """
 impl IdleState {
@@ -160,17 +287,21 @@ def run_mutant(name, path, old, new):
         text = text.replace(old, new)
         if path.endswith("idle_state.rs"):
             text += HELPERS
+        if "mutant_cas" in new:
+            text += PARKER_HELPERS
         with open(source, "w") as f:
             f.write(text)
         env = dict(os.environ)
         env["RUSTFLAGS"] = "--cfg loom"
         env["RUST_BACKTRACE"] = "0"
         started = time.monotonic()
+        test, name_filter = MODELS[path]
+        filters = [name_filter] if name_filter else []
         proc = subprocess.run(
             [
                 "cargo", "test", "--offline", "--release", "--quiet",
                 "--target-dir", TARGET,
-                "--test", "loom_protocol", "--", "state_machine", "--test-threads=1",
+                "--test", test, "--", *filters, "--test-threads=1",
             ],
             cwd=scratch,
             env=env,
@@ -183,7 +314,7 @@ def run_mutant(name, path, old, new):
             return "loom PASSED", f"{seconds:.0f}s"
         if "error[E" in output or "could not compile" in output:
             return "BUILD FAILED", output[-2000:]
-        failing = re.findall(r"^    (state_machine\w+)$", output, flags=re.M)
+        failing = re.findall(r"^    (\w+)$", output, flags=re.M)
         panics = re.findall(r"panicked at [^\n]*\n([^\n]*)", output)
         detail = "; ".join(sorted(set(panics))) or output[-500:]
         return "loom FAILED", f"{seconds:.0f}s, tests {failing}: {detail}"
