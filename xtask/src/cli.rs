@@ -35,6 +35,8 @@ pub enum Command {
     /// Boot the Laplace workload many times per core count, hunting lost
     /// wakeups and stuck cores.
     Stress(StressArgs),
+    /// Compare the wake policies: Laplace time, IPIs, wake latency, idle cost.
+    Bench(BenchArgs),
 }
 
 /// Options shared by everything that builds the kernel.
@@ -128,6 +130,30 @@ pub struct StressArgs {
     pub timeout_s: u64,
 }
 
+/// Options of `cargo xtask bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Core counts, comma-separated (each 1..=64).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [1, 2, 4, 8, 16, 32], value_parser = args::parse_smp, conflicts_with = "quick")]
+    pub smp: Vec<u32>,
+    /// Boots per configuration.
+    #[arg(long, value_name = "R", default_value_t = 5, value_parser = args::parse_runs, conflicts_with = "quick")]
+    pub runs: u32,
+    /// Where to write every boot (default: DIR/bench.json of --plot).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Directory for the SVG plots.
+    #[arg(long, value_name = "DIR", default_value = "target/bench")]
+    pub plot: PathBuf,
+    /// 1 run at 1 and 2 cores, tiny grids, a short idle (a smoke test).
+    #[arg(long)]
+    pub quick: bool,
+    /// A Laplace/floor boot past this many seconds is recorded as timed
+    /// out, and its configuration is not booted again.
+    #[arg(long, value_name = "S", default_value_t = crate::bench_plan::GRID_TIMEOUT_S, value_parser = args::parse_timeout_s, conflicts_with = "quick")]
+    pub grid_timeout_s: u64,
+}
+
 /// Options of `cargo xtask test` (none yet).
 #[derive(Debug, Clone, Args)]
 pub struct TestArgs {}
@@ -140,6 +166,7 @@ pub fn main() -> ExitCode {
         Command::Run(run) => commands::run::run(&run),
         Command::Test(test) => commands::test::run(&test),
         Command::Stress(stress) => commands::stress::run(&stress),
+        Command::Bench(bench) => commands::bench::run(&bench),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -309,6 +336,34 @@ mod tests {
         commands::stress::config_from_args(&poll)
             .validate()
             .unwrap();
+    }
+
+    fn bench_args(args: &[&str]) -> BenchArgs {
+        match parse(args).unwrap().command {
+            Command::Bench(bench) => bench,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bench_defaults_quick_and_bad_input() {
+        let bench = bench_args(&["bench"]);
+        assert_eq!(bench.smp, vec![1, 2, 4, 8, 16, 32]);
+        assert_eq!(bench.runs, 5);
+        assert_eq!(bench.plot, PathBuf::from("target/bench"));
+        assert!(!bench.quick && bench.json.is_none());
+        let quick = commands::bench::config_from_args(&bench_args(&["bench", "--quick"]));
+        assert_eq!((quick.smp, quick.runs), (vec![1, 2], 1));
+        let custom = bench_args(&["bench", "--smp", "2,4", "--runs", "3", "--json", "b.json"]);
+        assert_eq!(custom.smp, vec![2, 4]);
+        for args in [
+            &["bench", "--smp", "0"][..],
+            &["bench", "--runs", "0"],
+            &["bench", "--quick", "--smp", "4"],
+            &["bench", "--grid-timeout-s", "0"],
+        ] {
+            assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
+        }
     }
 
     #[test]

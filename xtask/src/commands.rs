@@ -1,5 +1,6 @@
 //! One module per `cargo xtask` subcommand.
 
+pub mod bench;
 pub mod build;
 pub mod run;
 pub mod stress;

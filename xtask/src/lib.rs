@@ -2,6 +2,10 @@
 //! qemu-tests crate share the kernel build and the QEMU runner.
 
 pub mod args;
+pub mod bench_plan;
+pub mod bench_plots;
+pub mod bench_report;
+pub mod bench_runner;
 pub mod cli;
 pub mod commands;
 pub mod debug_table;

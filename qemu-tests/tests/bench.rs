@@ -1,0 +1,227 @@
+//! `cargo xtask bench --quick` (through the library) boots every policy
+//! and writes a JSON file with every field the README documents, and its
+//! plots.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use xtask::cli::BenchArgs;
+
+fn object<'a>(value: &'a Value, what: &str) -> &'a serde_json::Map<String, Value> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("{what} is not an object: {value}"))
+}
+
+fn assert_fields(value: &Value, what: &str, fields: &[&str]) {
+    let map = object(value, what);
+    for field in fields {
+        assert!(map.contains_key(*field), "{what} lacks `{field}`: {value}");
+    }
+}
+
+#[test]
+fn quick_bench_writes_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("bench.json");
+    let args = BenchArgs {
+        smp: vec![],
+        runs: 1,
+        json: Some(json_path.clone()),
+        plot: dir.path().join("plots"),
+        quick: true,
+        grid_timeout_s: 60,
+    };
+    xtask::commands::bench::run(&args).unwrap_or_else(|err| panic!("bench --quick: {err}"));
+
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_fields(
+        &json,
+        "the bench JSON",
+        &[
+            "config",
+            "host_cores",
+            "clock_ticks_per_second",
+            "wall_s",
+            "definitions",
+            "summary",
+            "runs",
+        ],
+    );
+    assert_fields(
+        &json["config"],
+        "config",
+        &[
+            "smp",
+            "runs",
+            "sync_grid",
+            "compute_grid",
+            "idle_ms",
+            "grid_timeout_s",
+            "seed",
+        ],
+    );
+    assert_eq!(json["config"]["smp"], serde_json::json!([1, 2]));
+
+    // 1 run of: 4 variants x 2 core counts x 2 grid sections + 3 x 2 idle.
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 22, "{}", json["runs"]);
+    for run in runs {
+        assert_fields(
+            run,
+            "a run",
+            &[
+                "section",
+                "variant",
+                "smp",
+                "params",
+                "timeout_s",
+                "reproduce",
+                "round",
+                "status",
+                "verdict",
+                "wall_s",
+                "result",
+                "checksums_match",
+                "stats",
+                "totals",
+                "idle",
+                "serial",
+            ],
+        );
+        assert_eq!(run["status"], "ok", "{run}");
+        let section = run["section"].as_str().unwrap();
+        let variant = run["variant"].as_str().unwrap();
+        if section == "idle" {
+            assert_fields(
+                &run["idle"],
+                "idle",
+                &["wall_s", "qemu_cpu_s", "host_cpu_per_wall"],
+            );
+        } else {
+            assert_eq!(run["checksums_match"], true, "{run}");
+            assert_fields(
+                &run["result"],
+                "result",
+                &[
+                    "workload",
+                    "size",
+                    "iterations",
+                    "workers",
+                    "elapsed_us",
+                    "residual",
+                    "checksum",
+                ],
+            );
+        }
+        if variant != "floor" && section != "idle" {
+            assert_fields(
+                &run["stats"],
+                "stats",
+                &[
+                    "label",
+                    "policy",
+                    "tsc_ticks_per_ms",
+                    "cores",
+                    "wake_latency_us",
+                ],
+            );
+            let expected_policy = if variant == "idle-poll" {
+                "poll"
+            } else {
+                variant
+            };
+            assert_eq!(run["stats"]["policy"], expected_policy, "{run}");
+            for core in run["stats"]["cores"].as_array().unwrap() {
+                assert_fields(
+                    core,
+                    "a core",
+                    &[
+                        "core",
+                        "ipis_sent",
+                        "ipis_to_running",
+                        "elided_target_running",
+                        "elided_dont_sleep",
+                        "elided_already_claimed",
+                        "elided_already_pending",
+                        "elided_self_target",
+                        "elided_polling",
+                        "inbox_pushes",
+                        "halts",
+                        "wakeups",
+                        "spurious_wakeups",
+                        "switches",
+                        "tasks_finished",
+                        "idle_us",
+                        "halted_us",
+                        "wake_irqs",
+                    ],
+                );
+            }
+            assert_fields(
+                &run["totals"],
+                "totals",
+                &[
+                    "cores",
+                    "ipis_sent",
+                    "ipis_to_running",
+                    "wakeups",
+                    "spurious_wakeups",
+                    "halts",
+                    "wake_irqs",
+                ],
+            );
+        }
+    }
+
+    let summary = json["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 22);
+    for row in summary {
+        assert_fields(
+            row,
+            "a summary row",
+            &[
+                "section",
+                "variant",
+                "smp",
+                "ok",
+                "timed_out",
+                "failed",
+                "timeout_s",
+                "time_ms",
+                "ipis_per_core",
+                "wakeups_per_core",
+                "spurious_per_core",
+                "ipis_to_running_share",
+                "ipis_not_ending_a_halt_share",
+                "wake_latency",
+                "idle_host_cpu",
+                "ratio_to_state_machine",
+                "state_machine_over_floor",
+                "efficiency",
+            ],
+        );
+        assert_eq!(row["ok"], 1, "{row}");
+        let measured = if row["section"] == "idle" {
+            "idle_host_cpu"
+        } else {
+            "time_ms"
+        };
+        assert_fields(
+            &row[measured],
+            measured,
+            &["count", "median", "p90", "min", "max"],
+        );
+    }
+    for plot in [
+        "laplace_time.svg",
+        "laplace_compute_time.svg",
+        "ipis_per_core.svg",
+        "idle_host_cpu.svg",
+    ] {
+        let path: PathBuf = dir.path().join("plots").join(plot);
+        let svg = std::fs::read_to_string(&path)
+            .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        assert!(svg.starts_with("<svg"), "{}", path.display());
+    }
+}

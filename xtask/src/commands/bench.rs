@@ -1,0 +1,145 @@
+//! `cargo xtask bench`: release kernels, every policy at every core count,
+//! boots interleaved round by round; medians with min–max in a terminal
+//! report, every boot in a JSON file, SVG plots.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::bench_plan::{BenchConfig, Configuration, Variant};
+use crate::bench_plots::write_plots;
+use crate::bench_report::{self, BenchJson};
+use crate::bench_runner::{BenchRun, BootStatus, Kernels, run_bench};
+use crate::cli::BenchArgs;
+use crate::error::{Result, XtaskError};
+use crate::install::ensure_qemu;
+use crate::kernel_build::build_kernel;
+use crate::process_cpu_time::clock_ticks_per_second;
+use crate::stress_report::write_json;
+
+/// The benchmark the command line asks for.
+pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
+    if args.quick {
+        return BenchConfig::quick();
+    }
+    let mut config = BenchConfig::standard(args.smp.clone(), args.runs);
+    config.grid_timeout_s = args.grid_timeout_s;
+    config
+}
+
+/// Host cores, as the efficiency counts them.
+pub fn host_cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+/// Builds, boots, reports. Fails (exit 1) if a boot failed other than by
+/// running past its limit.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    let config = config_from_args(args);
+    let plot_dir = args.plot.clone();
+    let json_path = args
+        .json
+        .clone()
+        .unwrap_or_else(|| plot_dir.join("bench.json"));
+    ensure_qemu(false)?;
+    let mut kernels = Kernels::new();
+    for variant in Variant::ALL {
+        let kernel = build_kernel(&variant.build())?;
+        kernels.insert(variant, kernel);
+    }
+
+    let boots = config.schedule().len() as u64;
+    let host_cores = host_cores();
+    println!(
+        "bench: {boots} boots at most ({} configurations x {} run(s)), one at a time, host cores {host_cores}; a grid boot past {} s is recorded as timed out and not repeated",
+        config.configurations().len(),
+        config.runs,
+        config.grid_timeout_s
+    );
+    let bar = ProgressBar::new(boots);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} boots {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(Duration::from_millis(500));
+    let started = Instant::now();
+    let runs = run_bench(&config, &kernels, |configuration, round, run| {
+        bar.suspend(|| print_boot(configuration, round, run));
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
+    let wall_s = started.elapsed().as_secs_f64();
+
+    let summaries = bench_report::summarize(&config, &runs, host_cores);
+    print!("{}", bench_report::render(&config, &summaries, host_cores));
+    write_json(
+        &json_path,
+        &BenchJson {
+            config: &config,
+            host_cores,
+            clock_ticks_per_second: clock_ticks_per_second(),
+            wall_s,
+            definitions: bench_report::definitions(),
+            summary: &summaries,
+            runs: &runs,
+        },
+    )?;
+    println!("\nbench: every boot written to {}", json_path.display());
+    for plot in write_plots(&plot_dir, &config, &summaries)? {
+        println!("bench: plot {}", plot.display());
+    }
+    let failed: Vec<&BenchRun> = runs
+        .iter()
+        .filter(|run| run.status == BootStatus::Failed)
+        .collect();
+    println!(
+        "bench: {} boots in {wall_s:.0} s, {} timed out, {} failed",
+        runs.len(),
+        runs.iter()
+            .filter(|run| run.status == BootStatus::TimedOut)
+            .count(),
+        failed.len()
+    );
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        for run in failed {
+            println!(
+                "FAILED {} {} smp={} round {}: {}\n  reproduce: {}",
+                run.configuration.section,
+                run.configuration.variant,
+                run.configuration.smp,
+                run.round,
+                run.verdict,
+                run.configuration.reproduce
+            );
+        }
+        Err(XtaskError::Reported)
+    }
+}
+
+fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>) {
+    let what = format!(
+        "round {round} {:<13} {:<13} smp={:<2}",
+        configuration.section.name(),
+        configuration.variant.name(),
+        configuration.smp
+    );
+    let Some(run) = run else {
+        println!("{what}: skipped (timed out in an earlier round)");
+        return;
+    };
+    let measured = match (run.status, run.guest_ms(), run.idle) {
+        (BootStatus::Ok, Some(ms), _) => format!("{ms:.1} ms guest"),
+        (BootStatus::Ok, None, Some(idle)) => format!(
+            "{:.3} host cores over {:.2} s",
+            idle.host_cpu_per_wall, idle.wall_s
+        ),
+        (BootStatus::TimedOut, _, _) => {
+            format!("timed out (> {} s)", configuration.timeout_s)
+        }
+        _ => run.verdict.clone(),
+    };
+    println!("{what}: {measured} (boot {:.1} s)", run.wall_s);
+}
