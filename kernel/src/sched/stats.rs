@@ -56,6 +56,46 @@ fn get(c: &AtomicU64) -> u64 {
     c.load(Ordering::Relaxed)
 }
 
+/// One core's statistics as (JSON key, value) pairs, in report order. The
+/// table and the JSON line are both printed from this list.
+fn core_fields(i: usize, core: &CoreSched) -> [(&'static str, u64); 17] {
+    let c = core.wake.counters().snapshot();
+    let s = &core.stats;
+    [
+        ("ipis_sent", c.ipis_sent),
+        ("ipis_to_running", get(&s.ipis_to_running)),
+        ("elided_target_running", c.elided_target_running),
+        ("elided_dont_sleep", c.elided_dont_sleep),
+        ("elided_already_claimed", c.elided_already_claimed),
+        ("elided_already_pending", c.elided_already_pending),
+        ("elided_self_target", c.elided_self_target),
+        ("elided_polling", c.elided_polling),
+        ("inbox_pushes", c.inbox_pushes),
+        ("halts", c.halts),
+        ("wakeups", c.wakeups),
+        ("spurious_wakeups", c.spurious_wakeups),
+        ("switches", get(&s.switches)),
+        ("tasks_finished", get(&s.tasks_finished)),
+        ("idle_us", tsc::ticks_to_us(get(&s.idle_ticks))),
+        ("halted_us", tsc::ticks_to_us(get(&s.halted_ticks))),
+        (
+            "wake_irqs",
+            interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
+        ),
+    ]
+}
+
+/// Sample count, p50 and p99 (µs, bucket upper bounds) of the wakes of `kind`.
+fn latency_summary(cores: &[CoreSched], kind: WakeKind) -> (u64, u64, u64) {
+    let mut counts = [0u64; BUCKETS];
+    for core in cores {
+        core.latency.of(kind).add_to(&mut counts);
+    }
+    let percentile =
+        |per_mille| latency::percentile_ticks(&counts, per_mille).map_or(0, tsc::ticks_to_us);
+    (counts.iter().sum(), percentile(500), percentile(990))
+}
+
 /// Prints the per-core table, the wake-latency percentiles and the JSON line.
 pub fn report(label: &str) {
     let cores = core_sched::cores();
@@ -63,55 +103,28 @@ pub fn report(label: &str) {
         "statistics ({label}): policy {}",
         core_sched::policy().name()
     );
-    println!(
-        "core  ipis_sent  to_running  elided(run/dontsleep/claimed/pending/self/poll)  pushes  halts  wakeups  spurious  switches  tasks  idle_ms  halted_ms  wake_irqs"
-    );
+    let mut header = String::from("core");
+    for (name, _) in core_fields(0, &cores[0]) {
+        let _ = write!(header, " {name}");
+    }
+    println!("{header}");
     for (i, core) in cores.iter().enumerate() {
-        let c = core.wake.counters().snapshot();
-        let s = &core.stats;
-        println!(
-            "{i:>4}  {:>9}  {:>10}  {:>6}/{}/{}/{}/{}/{}  {:>7}  {:>5}  {:>7}  {:>8}  {:>8}  {:>5}  {:>7}  {:>9}  {:>9}",
-            c.ipis_sent,
-            get(&s.ipis_to_running),
-            c.elided_target_running,
-            c.elided_dont_sleep,
-            c.elided_already_claimed,
-            c.elided_already_pending,
-            c.elided_self_target,
-            c.elided_polling,
-            c.inbox_pushes,
-            c.halts,
-            c.wakeups,
-            c.spurious_wakeups,
-            get(&s.switches),
-            get(&s.tasks_finished),
-            tsc::ticks_to_us(get(&s.idle_ticks)) / 1000,
-            tsc::ticks_to_us(get(&s.halted_ticks)) / 1000,
-            interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
-        );
+        let mut row = alloc::format!("{i:>4}");
+        for (name, value) in core_fields(i, core) {
+            let _ = write!(row, " {value:>width$}", width = name.len());
+        }
+        println!("{row}");
     }
     for kind in WakeKind::ALL {
-        let counts = merged_latency(cores, kind);
-        let samples: u64 = counts.iter().sum();
-        if samples == 0 {
-            continue;
+        let (samples, p50, p99) = latency_summary(cores, kind);
+        if samples > 0 {
+            println!(
+                "wake latency to a {} core: {samples} wakes, p50 <= {p50} us, p99 <= {p99} us",
+                kind.name()
+            );
         }
-        let p50 = latency::percentile_ticks(&counts, 500).map_or(0, tsc::ticks_to_us);
-        let p99 = latency::percentile_ticks(&counts, 990).map_or(0, tsc::ticks_to_us);
-        println!(
-            "wake latency to a {} core: {samples} wakes, p50 <= {p50} us, p99 <= {p99} us",
-            kind.name()
-        );
     }
     println!("{JSON_PREFIX}{}", json(label));
-}
-
-fn merged_latency(cores: &[CoreSched], kind: WakeKind) -> [u64; BUCKETS] {
-    let mut counts = [0u64; BUCKETS];
-    for core in cores {
-        core.latency.of(kind).add_to(&mut counts);
-    }
-    counts
 }
 
 /// The statistics as one JSON object (format documented in the README).
@@ -125,45 +138,21 @@ pub fn json(label: &str) -> String {
         tsc::ticks_per_ms()
     );
     for (i, core) in cores.iter().enumerate() {
-        let c = core.wake.counters().snapshot();
-        let s = &core.stats;
-        let _ = write!(
-            out,
-            "{}{{\"core\":{i},\"ipis_sent\":{},\"ipis_to_running\":{},\"elided_target_running\":{},\"elided_dont_sleep\":{},\"elided_already_claimed\":{},\"elided_already_pending\":{},\"elided_self_target\":{},\"elided_polling\":{},\"inbox_pushes\":{},\"halts\":{},\"wakeups\":{},\"spurious_wakeups\":{},\"switches\":{},\"tasks_finished\":{},\"idle_us\":{},\"halted_us\":{},\"wake_irqs\":{}}}",
-            if i == 0 { "" } else { "," },
-            c.ipis_sent,
-            get(&s.ipis_to_running),
-            c.elided_target_running,
-            c.elided_dont_sleep,
-            c.elided_already_claimed,
-            c.elided_already_pending,
-            c.elided_self_target,
-            c.elided_polling,
-            c.inbox_pushes,
-            c.halts,
-            c.wakeups,
-            c.spurious_wakeups,
-            get(&s.switches),
-            get(&s.tasks_finished),
-            tsc::ticks_to_us(get(&s.idle_ticks)),
-            tsc::ticks_to_us(get(&s.halted_ticks)),
-            interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
-        );
+        let _ = write!(out, "{}{{\"core\":{i}", if i == 0 { "" } else { "," });
+        for (name, value) in core_fields(i, core) {
+            let _ = write!(out, ",\"{name}\":{value}");
+        }
+        out.push('}');
     }
     out.push_str("],\"wake_latency_us\":{");
-    let mut first = true;
-    for kind in WakeKind::ALL {
-        let counts = merged_latency(cores, kind);
-        let samples: u64 = counts.iter().sum();
-        let p50 = latency::percentile_ticks(&counts, 500).map_or(0, tsc::ticks_to_us);
-        let p99 = latency::percentile_ticks(&counts, 990).map_or(0, tsc::ticks_to_us);
+    for (k, kind) in WakeKind::ALL.into_iter().enumerate() {
+        let (samples, p50, p99) = latency_summary(cores, kind);
         let _ = write!(
             out,
             "{}\"{}\":{{\"samples\":{samples},\"p50\":{p50},\"p99\":{p99}}}",
-            if first { "" } else { "," },
+            if k == 0 { "" } else { "," },
             kind.name()
         );
-        first = false;
     }
     out.push_str("}}");
     out
