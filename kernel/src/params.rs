@@ -8,6 +8,7 @@
 //! on with [`ExitCode::BadParameter`](crate::exit::ExitCode::BadParameter).
 
 use crate::sched::backoff::BackoffMode;
+use crate::sched::fork_join::Release;
 use alloc::format;
 use alloc::string::{String, ToString};
 use core::fmt;
@@ -115,6 +116,9 @@ pub struct BootParams {
     pub watchdog_ms: u32,
     /// `idle_ms=N`: how long `workload=idle` idles (1..=600000, default 3000).
     pub idle_ms: u32,
+    /// `release=flat|tree`: how a fork-join round wakes its workers
+    /// (default `flat`).
+    pub release: Release,
 }
 
 impl Default for BootParams {
@@ -133,6 +137,7 @@ impl Default for BootParams {
             backoff: BackoffMode::Adaptive,
             watchdog_ms: crate::sched::watchdog::DEFAULT_WATCHDOG_MS,
             idle_ms: 3000,
+            release: Release::Flat,
         }
     }
 }
@@ -157,7 +162,7 @@ pub enum ParamError {
     },
 }
 
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 13] = [
     "mode",
     "test",
     "fault",
@@ -170,6 +175,7 @@ const KEYS: [&str; 12] = [
     "backoff",
     "watchdog",
     "idle_ms",
+    "release",
 ];
 
 impl fmt::Display for ParamError {
@@ -309,6 +315,13 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                         })?)
                     }
                 }
+            }
+            "release" => {
+                params.release = choice(
+                    "release",
+                    value,
+                    &[("flat", Release::Flat), ("tree", Release::Tree)],
+                )?
             }
             "idle_ms" => params.idle_ms = number("idle_ms", value, 1, 600_000)? as u32,
             "watchdog" => {

@@ -45,6 +45,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         chaos::enable(params.seed);
     }
     sched::watchdog::configure(params.watchdog_ms);
+    sched::fork_join::configure(params.release);
     core_sched::init(
         core_count,
         SchedConfig {

@@ -1,8 +1,13 @@
 //! A fork-join pool with one persistent worker task per core: `run` hands
 //! every worker the same job (with its worker index), runs share 0 on the
-//! calling task, and returns when all shares are done. Releasing a round is
-//! one cross-core wake per worker; joining is one wake of the caller, by the
-//! last worker to finish.
+//! calling task, and returns when all shares are done.
+//!
+//! Releasing a round is one cross-core wake per worker, either all from the
+//! caller (`Release::Flat`) or spread over a binary tree (`Release::Tree`):
+//! the caller (worker 0) wakes workers 1 and 2, and worker `i` wakes
+//! `2i + 1` and `2i + 2` before it computes its own share, so the last worker
+//! is released after about log2(n) wakes instead of n - 1 in a row from one
+//! core. Joining is one wake of the caller, by the last worker to finish.
 
 use super::latch::Latch;
 use super::task::TaskRef;
@@ -11,6 +16,26 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 use spin::{Mutex, Once};
+
+/// How a round is released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// The caller wakes every worker.
+    Flat,
+    /// Each woken worker wakes its two children first.
+    Tree,
+}
+
+static RELEASE: spin::Once<Release> = spin::Once::new();
+
+/// Sets the release shape for every pool (once, at boot).
+pub fn configure(release: Release) {
+    RELEASE.call_once(|| release);
+}
+
+fn release() -> Release {
+    RELEASE.get().copied().unwrap_or(Release::Flat)
+}
 
 /// A round's job: called once per worker index.
 pub type Job = Arc<dyn Fn(usize) + Send + Sync>;
@@ -77,8 +102,11 @@ impl ForkJoin {
         self.shared.round_done.reset(n - 1);
         for slot in &self.shared.slots[1..] {
             *slot.job.lock() = Some(job.clone());
-            wakeup::wake(slot.task.get().expect("worker registered"));
+            if release() == Release::Flat {
+                wakeup::wake(slot.task.get().expect("worker registered"));
+            }
         }
+        wake_children(&self.shared, 0);
         job(0);
         self.shared.round_done.wait();
     }
@@ -86,11 +114,25 @@ impl ForkJoin {
     /// Stops the workers and waits for them.
     pub fn shutdown(self) {
         self.shared.shutdown.store(true, Ordering::Release);
+        // Every worker is parked on an empty slot: wake each one directly.
         for slot in &self.shared.slots[1..] {
             wakeup::wake(slot.task.get().expect("worker registered"));
         }
         for handle in self.workers {
             handle.join();
+        }
+    }
+}
+
+/// Wakes worker `index`'s children in the release tree (nothing when the
+/// release is flat).
+fn wake_children(shared: &Shared, index: usize) {
+    if release() == Release::Flat {
+        return;
+    }
+    for child in [2 * index + 1, 2 * index + 2] {
+        if let Some(slot) = shared.slots.get(child) {
+            wakeup::wake(slot.task.get().expect("worker registered"));
         }
     }
 }
@@ -103,6 +145,7 @@ fn worker(shared: &Shared, index: usize) {
         let job = slot.job.lock().take();
         match job {
             Some(job) => {
+                wake_children(shared, index);
                 job(index);
                 shared.round_done.count_down();
             }
