@@ -287,12 +287,15 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         }
         let _ = writeln!(
             out,
-            "  per core, medians: IPIs sent / wakeups / spurious wakeups; IPIs to a running core (share of IPIs sent)"
+            "  per core, medians: IPIs sent / wakeups / spurious wakeups; IPIs to a running core (share of IPIs sent); the floor's bare IPIs are outside the protocol's counters"
         );
         table_by_variant(&mut out, config, summaries, section, |summary| {
             let median = |spread: Option<Spread>| {
                 spread.map_or_else(|| "-".to_string(), |spread| format!("{:.0}", spread.median))
             };
+            if summary.variant == Variant::Floor {
+                return "n/a".to_string();
+            }
             if summary.ipis_per_core.is_none() {
                 return cell(Some(summary), |_| None, 0);
             }
