@@ -8,7 +8,7 @@
 //! Tasks run on their own stacks; every switch goes task -> idle loop ->
 //! task, the idle loop running on the core's boot stack.
 
-use super::backoff::{Backoff, BackoffMode};
+use super::backoff::{self, Backoff, BackoffMode};
 use super::latency::LatencyHistograms;
 use super::stats::{self, SchedStats};
 use super::task::{Task, TaskRef};
@@ -189,15 +189,23 @@ fn spin_for_work(core: &CoreSched) -> bool {
     }
     let start = tsc::now();
     let end = start + tsc::us_to_ticks(budget_us);
+    let steal_gap = tsc::us_to_ticks(backoff::STEAL_GAP_US);
+    let mut last = start;
     loop {
         if core.wake.inbox_len() > 0 {
             core.backoff
                 .caught(mode, tsc::ticks_to_us(tsc::now() - start));
             return true;
         }
-        if tsc::now() >= end {
+        let now = tsc::now();
+        if now - last > steal_gap {
+            core.backoff.stolen(mode);
             return false;
         }
+        if now >= end {
+            return false;
+        }
+        last = now;
     }
 }
 
@@ -262,9 +270,10 @@ fn sleep(core: &CoreSched, me: usize) -> IdleEvent {
         }
         tick_us = tick_us.map(|us| (us * 2).min(watchdog::MAX_QUIET_TICK_US));
     };
-    if deadline_us.is_some() {
-        lapic::cancel_timer();
-    }
+    // The watchdog timer stays armed: disarming it is another LAPIC access
+    // on the path from wake-up to the woken task (an exit into QEMU under
+    // TCG). If it fires while the core runs, it stays pending (interrupts are
+    // off) and ends the next halt at once as a quiet tick.
     stats::add(&core.stats.halted_ticks, tsc::now() - halted_from);
     woke_by
 }

@@ -6,7 +6,7 @@
 
 use super::interrupt_vectors::{ERROR_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
 use super::{paging, pit, tsc};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use raw_cpuid::CpuId;
 use x86_64::PhysAddr;
 use x86_64::instructions::interrupts;
@@ -49,6 +49,10 @@ static X2APIC: AtomicBool = AtomicBool::new(false);
 static TSC_DEADLINE: AtomicBool = AtomicBool::new(false);
 /// Virtual address of the xAPIC MMIO page (0 when in x2APIC mode).
 static XAPIC_BASE: AtomicU64 = AtomicU64::new(0);
+/// The ICR_HIGH value each core last wrote (`u32::MAX`: none yet), by core
+/// index; each entry is touched only by its own core.
+static LAST_ICR_HIGH: [AtomicU32; super::interrupt_vectors::MAX_CORES] =
+    [const { AtomicU32::new(u32::MAX) }; super::interrupt_vectors::MAX_CORES];
 /// LAPIC timer ticks (divide-by-16) per millisecond.
 static TIMER_TICKS_PER_MS: AtomicU64 = AtomicU64::new(0);
 
@@ -116,7 +120,7 @@ pub fn init_this_core() {
     write(REG_TPR, 0);
     write(REG_LVT_LINT0, LVT_MASKED);
     write(REG_LVT_LINT1, LVT_MASKED);
-    write(REG_LVT_TIMER, LVT_MASKED | u32::from(TIMER_VECTOR));
+    timer_one_shot_disarmed();
     write(REG_LVT_ERROR, u32::from(ERROR_VECTOR));
     write(REG_SVR, SVR_ENABLE | u32::from(SPURIOUS_VECTOR));
     write(REG_ESR, 0);
@@ -157,11 +161,19 @@ fn send_icr(dest_apic_id: u32, low: u32) {
     }
     // The xAPIC ICR is two registers: an interrupt handler on this core that
     // sent its own IPI between our two writes would redirect ours.
+    // Under TCG every LAPIC register access is an exit into QEMU (~5 µs
+    // each, measured), so the sequence is kept short: the previous send
+    // already waited for its delivery (so no poll before writing), and the
+    // destination register is only rewritten when the destination changes
+    // (this core's last destination is remembered; only this function
+    // writes ICR_HIGH).
     interrupts::without_interrupts(|| {
-        while read(REG_ICR_LOW) & ICR_DELIVERY_PENDING != 0 {
-            core::hint::spin_loop();
+        let last = &LAST_ICR_HIGH[super::percpu::current_index()];
+        let high = dest_apic_id << 24;
+        if last.load(Ordering::Relaxed) != high {
+            write(REG_ICR_HIGH, high);
+            last.store(high, Ordering::Relaxed);
         }
-        write(REG_ICR_HIGH, dest_apic_id << 24);
         write(REG_ICR_LOW, low);
         while read(REG_ICR_LOW) & ICR_DELIVERY_PENDING != 0 {
             core::hint::spin_loop();
@@ -206,7 +218,7 @@ fn calibrate() {
     pit::wait_us(CALIBRATION_US);
     let remaining = read(REG_TIMER_CURRENT);
     let tsc_ticks = tsc::now() - tsc_start;
-    write(REG_TIMER_INITIAL, 0);
+    timer_one_shot_disarmed();
     let per_ms_divisor = CALIBRATION_US / 1000;
     TIMER_TICKS_PER_MS.store(
         u64::from(u32::MAX - remaining) / per_ms_divisor,
@@ -225,22 +237,33 @@ pub fn uses_tsc_deadline() -> bool {
     TSC_DEADLINE.load(Ordering::Relaxed)
 }
 
-/// Arms this core's one-shot timer to raise `TIMER_VECTOR` in `us`
-/// microseconds (replacing any armed deadline).
-pub fn arm_oneshot_us(us: u64) {
+/// Puts this core's timer in one-shot (or TSC-deadline) mode, unmasked, with
+/// nothing armed: from then on arming or disarming is one register write.
+fn timer_one_shot_disarmed() {
     if uses_tsc_deadline() {
         write(
             REG_LVT_TIMER,
             LVT_TIMER_TSC_DEADLINE | u32::from(TIMER_VECTOR),
         );
+        // SAFETY: writing 0 to IA32_TSC_DEADLINE disarms the timer.
+        unsafe { Msr::new(IA32_TSC_DEADLINE_MSR).write(0) };
+    } else {
+        write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
+        write(REG_TIMER_INITIAL, 0);
+        write(REG_LVT_TIMER, u32::from(TIMER_VECTOR));
+    }
+}
+
+/// Arms this core's one-shot timer to raise `TIMER_VECTOR` in `us`
+/// microseconds (replacing any armed deadline): one register write.
+pub fn arm_oneshot_us(us: u64) {
+    if uses_tsc_deadline() {
         let deadline = tsc::now() + tsc::us_to_ticks(us);
         // SAFETY: IA32_TSC_DEADLINE arms this core's timer; no memory effect.
         unsafe { Msr::new(IA32_TSC_DEADLINE_MSR).write(deadline) };
         return;
     }
     let ticks = (us * timer_ticks_per_ms() / 1000).clamp(1, u64::from(u32::MAX)) as u32;
-    write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
-    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR));
     write(REG_TIMER_INITIAL, ticks);
 }
 
