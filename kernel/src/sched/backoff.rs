@@ -9,6 +9,13 @@
 //! about that length would have caught it; a halt that lasted long, or a poll
 //! that caught nothing, says polling is waste here, and the budget decays.
 //!
+//! The adaptive mode also watches for its own vCPU being descheduled: the
+//! poll loop reads the TSC every iteration, and a gap of more than
+//! [`STEAL_GAP_US`] between two reads means the host ran something else
+//! meanwhile: there are more runnable vCPUs than host cores, and polling
+//! takes host time from the cores that have the work. Then the core stops
+//! polling for [`STEAL_COOLDOWN_HALTS`] halts before it tries again.
+//!
 //! The poll loop reads the inbox count and the TSC without `pause`: under
 //! TCG `pause` leaves translated code and takes QEMU's global lock, which
 //! every other vCPU then waits for.
@@ -17,6 +24,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest poll the adaptive mode ever tries.
 pub const MAX_SPIN_US: u64 = 100;
+/// A gap between two TSC reads of the poll loop longer than this means the
+/// vCPU was descheduled by the host.
+pub const STEAL_GAP_US: u64 = 30;
+/// Halts without polling after a poll saw its vCPU descheduled.
+pub const STEAL_COOLDOWN_HALTS: u64 = 256;
 
 /// The boot-time choice (`backoff=off|adaptive|US`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +45,8 @@ pub enum BackoffMode {
 #[derive(Debug, Default)]
 pub struct Backoff {
     budget_us: AtomicU64,
+    /// Halts left before polling is tried again after a steal.
+    cooldown_halts: AtomicU64,
 }
 
 impl Backoff {
@@ -40,6 +54,7 @@ impl Backoff {
     pub const fn new() -> Self {
         Self {
             budget_us: AtomicU64::new(0),
+            cooldown_halts: AtomicU64::new(0),
         }
     }
 
@@ -48,6 +63,7 @@ impl Backoff {
         match mode {
             BackoffMode::Off => 0,
             BackoffMode::FixedUs(us) => us,
+            BackoffMode::Adaptive if self.cooldown_halts.load(Ordering::Relaxed) > 0 => 0,
             BackoffMode::Adaptive => self.budget_us.load(Ordering::Relaxed),
         }
     }
@@ -60,9 +76,22 @@ impl Backoff {
         }
     }
 
+    /// The poll saw its vCPU descheduled: stop polling for a while.
+    pub fn stolen(&self, mode: BackoffMode) {
+        if mode == BackoffMode::Adaptive {
+            self.cooldown_halts
+                .store(STEAL_COOLDOWN_HALTS, Ordering::Relaxed);
+        }
+    }
+
     /// The poll (if any) caught nothing and the core halted for `halted_us`.
     pub fn halted(&self, mode: BackoffMode, halted_us: u64) {
         if mode != BackoffMode::Adaptive {
+            return;
+        }
+        let cooldown = self.cooldown_halts.load(Ordering::Relaxed);
+        if cooldown > 0 {
+            self.cooldown_halts.store(cooldown - 1, Ordering::Relaxed);
             return;
         }
         let budget = self.budget_us.load(Ordering::Relaxed);
