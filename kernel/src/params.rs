@@ -116,8 +116,8 @@ pub struct BootParams {
     pub watchdog_ms: u32,
     /// `idle_ms=N`: how long `workload=idle` idles (1..=600000, default 3000).
     pub idle_ms: u32,
-    /// `release=flat|tree`: how a fork-join round wakes its workers
-    /// (default `flat`).
+    /// `release=tree|flat`: how a fork-join round wakes its workers
+    /// (default `tree`).
     pub release: Release,
 }
 
@@ -137,7 +137,7 @@ impl Default for BootParams {
             backoff: BackoffMode::Adaptive,
             watchdog_ms: crate::sched::watchdog::DEFAULT_WATCHDOG_MS,
             idle_ms: 3000,
-            release: Release::Flat,
+            release: Release::Tree,
         }
     }
 }

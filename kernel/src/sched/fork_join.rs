@@ -34,7 +34,7 @@ pub fn configure(release: Release) {
 }
 
 fn release() -> Release {
-    RELEASE.get().copied().unwrap_or(Release::Flat)
+    RELEASE.get().copied().unwrap_or(Release::Tree)
 }
 
 /// A round's job: called once per worker index.
