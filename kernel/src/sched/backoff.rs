@@ -12,9 +12,10 @@
 //! The adaptive mode also watches for its own vCPU being descheduled: the
 //! poll loop reads the TSC every iteration, and a gap of more than
 //! [`STEAL_GAP_US`] between two reads means the host ran something else
-//! meanwhile: there are more runnable vCPUs than host cores, and polling
-//! takes host time from the cores that have the work. Then the core stops
-//! polling for [`STEAL_COOLDOWN_HALTS`] halts before it tries again.
+//! meanwhile. If such gaps add up to more than a quarter of a poll, there
+//! are more runnable vCPUs than host cores and polling takes host time from
+//! the cores that have the work: the core stops polling for
+//! [`STEAL_COOLDOWN_HALTS`] halts before it tries again.
 //!
 //! The poll loop reads the inbox count and the TSC without `pause`: under
 //! TCG `pause` leaves translated code and takes QEMU's global lock, which
@@ -23,12 +24,12 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest poll the adaptive mode ever tries.
-pub const MAX_SPIN_US: u64 = 100;
-/// A gap between two TSC reads of the poll loop longer than this means the
-/// vCPU was descheduled by the host.
-pub const STEAL_GAP_US: u64 = 30;
+pub const MAX_SPIN_US: u64 = 300;
+/// A gap between two TSC reads of the poll loop longer than this counts as
+/// time the vCPU was descheduled by the host.
+pub const STEAL_GAP_US: u64 = 50;
 /// Halts without polling after a poll saw its vCPU descheduled.
-pub const STEAL_COOLDOWN_HALTS: u64 = 256;
+pub const STEAL_COOLDOWN_HALTS: u64 = 1000;
 
 /// The boot-time choice (`backoff=off|adaptive|US`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +96,7 @@ impl Backoff {
             return;
         }
         let budget = self.budget_us.load(Ordering::Relaxed);
-        if halted_us <= MAX_SPIN_US / 2 {
+        if halted_us <= MAX_SPIN_US {
             // Work came back soon: a poll of twice that would have caught it.
             self.set((2 * halted_us).clamp(budget, MAX_SPIN_US));
         } else {
