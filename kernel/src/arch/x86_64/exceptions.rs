@@ -36,11 +36,11 @@ fn build_idt() -> InterruptDescriptorTable {
     idt.alignment_check.set_handler_fn(alignment_check);
     idt.machine_check.set_handler_fn(machine_check);
     idt.simd_floating_point.set_handler_fn(simd_floating_point);
+    // Until the bootstrap core loads its TSS (a few steps into boot) a double
+    // fault escalates to a triple fault, which the harness reports as a
+    // failure, never as success.
     // SAFETY: DOUBLE_FAULT_IST_INDEX names the IST slot that every core's TSS
-    // fills with its own double-fault stack (gdt::init_this_core) before it
-    // loads this IDT... except the bootstrap core during its first few
-    // instructions, where a double fault would escalate to a triple fault
-    // (which the harness reports as a failure, never as success).
+    // fills with its own double-fault stack (gdt::build) before it runs.
     unsafe {
         idt.double_fault
             .set_handler_fn(double_fault)

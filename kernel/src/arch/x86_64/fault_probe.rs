@@ -24,12 +24,12 @@ pub struct ProbedFault {
 pub fn probe_read_u64(addr: u64) -> Result<u64, ProbedFault> {
     let value: u64;
     let completed: u64;
-    // SAFETY: the asm publishes the address of its own recovery label, then
-    // reads `addr`. If the read faults, the page-fault handler (which checks
-    // `take_recovery`) resumes at label 2 with `completed` still 0; no Rust
-    // reference is formed to `addr`, so a faulting address is not UB. The slot
-    // is written with a plain store: the fault that reads it is synchronous on
-    // this core.
+    // The asm publishes the address of its own recovery label, then reads
+    // `addr`. If the read faults, the page-fault handler (which checks
+    // `take_recovery`) resumes at label 2 with `completed` still 0. The slot
+    // is written with a plain store: the fault that reads it is synchronous.
+    // SAFETY: no Rust reference is formed to `addr`, so a faulting address is
+    // not UB, and the handler resumes inside this asm block.
     unsafe {
         asm!(
             "xor {done:e}, {done:e}",
