@@ -6,6 +6,7 @@ pub mod bench_plan;
 pub mod bench_plots;
 pub mod bench_report;
 pub mod bench_runner;
+pub mod boot_progress;
 pub mod cli;
 pub mod commands;
 pub mod debug_table;

@@ -2,14 +2,13 @@
 //! boots interleaved round by round; medians with min–max in a terminal
 //! report, every boot in a JSON file, SVG plots.
 
-use std::time::{Duration, Instant};
-
-use indicatif::{ProgressBar, ProgressStyle};
+use std::time::Instant;
 
 use crate::bench_plan::{BenchConfig, Configuration, Variant};
 use crate::bench_plots::write_plots;
 use crate::bench_report::{self, BenchJson};
 use crate::bench_runner::{BenchRun, BootStatus, Kernels, run_bench};
+use crate::boot_progress::boot_progress_bar;
 use crate::cli::BenchArgs;
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
@@ -56,13 +55,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         config.runs,
         config.grid_timeout_s
     );
-    let bar = ProgressBar::new(boots);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} boots {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(Duration::from_millis(500));
+    let bar = boot_progress_bar(boots);
     let started = Instant::now();
     let runs = run_bench(&config, &kernels, |configuration, round, run| {
         bar.suspend(|| print_boot(configuration, round, run));

@@ -2,10 +2,9 @@
 //! in parallel, each boot with its own seed; print every failure with the
 //! command that replays it, then a table per core count.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
+use crate::boot_progress::boot_progress_bar;
 use crate::cli::StressArgs;
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
@@ -64,13 +63,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
         config.base_seed
     );
 
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} boots {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(Duration::from_millis(500));
+    let bar = boot_progress_bar(total);
     let started = Instant::now();
     let mut failed = 0u64;
     let runs = run_stress(&config, &kernel, |run: &StressRun| {
