@@ -1,31 +1,75 @@
-//! Seeded random delays at the wake protocol's critical points
-//! (`chaos=SEED`), so that races that take hours on hardware happen in
-//! minutes. Off by default; every delay is drawn from a per-core xorshift
-//! generator seeded from the boot seed and the core index, so a run's
-//! configuration is repeated by its seed (the interleaving itself still
-//! depends on the emulator's scheduling).
+//! Fault injection at the wake protocol's critical points (`chaos=on`,
+//! seeded by `seed=N`), so that races that take hours on hardware happen
+//! in minutes, and the one the protocol exists for happens on demand.
+//!
+//! Two kinds of interference, both drawn from a per-core xorshift generator
+//! seeded from the boot seed and the core index (a run's configuration is
+//! repeated by its seed; the interleaving still depends on the emulator's
+//! scheduling):
+//!
+//! - **delays**: one visit in [`DELAY_ONE_IN`] of any point spins for up to
+//!   [`MAX_DELAY_US`]. How often a delay lines up with a racing waker
+//!   depends on how the host schedules the vCPU threads, so on its own it
+//!   makes races likelier, not certain.
+//! - **holds**, at the idle side's window only (after the re-check, before
+//!   the halt commit): one visit in [`HOLD_ONE_IN`] keeps the core in the
+//!   window until a waker has finished notifying it (pushed into its inbox
+//!   *and* read its idle state to decide about the IPI), or
+//!   [`HOLD_LIMIT_MS`] passes. That is the worst interleaving for the
+//!   window, forced instead of waited for: a policy with no interlock
+//!   between the re-check and the commit (`racy-flag`) loses that wakeup
+//!   every time a hold ends on a notify, whatever the host's timing, while
+//!   a correct policy must absorb it (`state-machine`: the waker turned
+//!   `Halting` into `DontSleep`, the commit fails; `always-ipi`: the IPI is
+//!   pending and ends the `hlt` at once).
 
 use crate::arch::{percpu, tsc};
+use crate::println;
 use crate::smp::cores::MAX_CORES;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Where a delay may be inserted.
+/// A waker-side point where a delay may be inserted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Point {
-    /// Idle side: after the inbox re-check, before the halt commit.
-    BeforeCommit,
-    /// Waker side: after the push into the target's inbox, before notify.
+pub enum WakerPoint {
+    /// After the push into the target's inbox, before notify.
     BetweenPushAndNotify,
-    /// Waker side: after the protocol said "send", before the IPI.
+    /// After the protocol said "send", before the IPI.
     BeforeIpi,
+}
+
+/// What chaos did in the idle side's window (after the re-check, before the
+/// commit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// Nothing (chaos off, or not drawn this time).
+    Passed,
+    /// A random delay.
+    Delayed,
+    /// Held until a waker finished notifying this core.
+    HeldUntilNotified,
+    /// Held for [`HOLD_LIMIT_MS`] with no notify to this core.
+    HoldExpired,
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static STATE: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// Per target core: notifies of it completed (only counted with chaos on).
+static NOTIFIES_DONE: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// Holds that ended on a notify, and holds that expired (statistics only:
+/// Relaxed, read once at the end of the run).
+static HOLDS_NOTIFIED: AtomicU64 = AtomicU64::new(0);
+static HOLDS_EXPIRED: AtomicU64 = AtomicU64::new(0);
 /// Longest delay, in microseconds.
 const MAX_DELAY_US: u64 = 50;
 /// One delay in this many visits of a point.
-const ONE_IN: u64 = 4;
+const DELAY_ONE_IN: u64 = 4;
+/// One hold in this many visits of the idle window. Rare, because each hold
+/// under `racy-flag` costs a watchdog deadline (or the run); at the default
+/// Laplace run this is a few holds per core per boot.
+const HOLD_ONE_IN: u64 = 256;
+/// Longest hold, in milliseconds: several Laplace iterations, so that a
+/// hold started between rounds sees the next round's notify.
+const HOLD_LIMIT_MS: u64 = 20;
 
 /// Turns chaos on with `seed` (per-core generators derive from it).
 pub fn enable(seed: u64) {
@@ -55,15 +99,76 @@ fn next(core: usize) -> u64 {
 }
 
 /// Maybe spins for a random time at `point` (never when chaos is off).
-pub fn delay(point: Point) {
+pub fn delay(point: WakerPoint) {
     if !enabled() {
         return;
     }
-    let core = percpu::current_index();
-    let r = next(core);
-    if !r.is_multiple_of(ONE_IN) {
+    let r = next(percpu::current_index());
+    if r.is_multiple_of(DELAY_ONE_IN) {
+        let _ = point;
+        tsc::spin_us((r >> 8) % (MAX_DELAY_US + 1));
+    }
+}
+
+/// The idle side's window on core `me`: maybe a delay, maybe a hold (never
+/// anything when chaos is off).
+pub fn idle_window(me: usize) -> Window {
+    if !enabled() {
+        return Window::Passed;
+    }
+    let r = next(me);
+    // Independent bits for the two draws: the low ones pick a delay, the
+    // high ones a hold.
+    if (r >> 40).is_multiple_of(HOLD_ONE_IN) {
+        return hold(me);
+    }
+    if r.is_multiple_of(DELAY_ONE_IN) {
+        tsc::spin_us((r >> 8) % (MAX_DELAY_US + 1));
+        return Window::Delayed;
+    }
+    Window::Passed
+}
+
+fn hold(me: usize) -> Window {
+    // Acquire: pairs with the Release increment in `notified`, so the
+    // waker's read of this core's state (before its increment) happens
+    // before anything this core does after seeing the new count: its commit
+    // cannot be what that read returned. With Relaxed the waker's read could
+    // still see the commit, and the hold would force nothing.
+    let before = NOTIFIES_DONE[me].load(Ordering::Acquire);
+    let end = tsc::now() + tsc::us_to_ticks(HOLD_LIMIT_MS * 1000);
+    while tsc::now() < end {
+        if NOTIFIES_DONE[me].load(Ordering::Acquire) != before {
+            HOLDS_NOTIFIED.fetch_add(1, Ordering::Relaxed);
+            return Window::HeldUntilNotified;
+        }
+        core::hint::spin_loop();
+    }
+    HOLDS_EXPIRED.fetch_add(1, Ordering::Relaxed);
+    Window::HoldExpired
+}
+
+/// Prints how many holds the run had (`chaos: holds=N notified=M
+/// expired=K`), if chaos is on.
+pub fn report() {
+    if !enabled() {
         return;
     }
-    let _ = point;
-    tsc::spin_us((r >> 8) % (MAX_DELAY_US + 1));
+    let notified = HOLDS_NOTIFIED.load(Ordering::Relaxed);
+    let expired = HOLDS_EXPIRED.load(Ordering::Relaxed);
+    println!(
+        "chaos: holds={} notified={notified} expired={expired}",
+        notified + expired
+    );
+}
+
+/// Waker side: this core has finished notifying `target` (pushed into its
+/// inbox and read its idle state; the IPI, if any, may follow). Ends a hold
+/// of `target`'s window.
+pub fn notified(target: usize) {
+    if !enabled() {
+        return;
+    }
+    // Release: pairs with the Acquire loads in `hold` (see there).
+    NOTIFIES_DONE[target].fetch_add(1, Ordering::Release);
 }

@@ -99,6 +99,7 @@ fn main_task(params: &BootParams) {
         Mode::Run => {
             let code = workloads::run(params);
             sched::stats::report(params.workload.name());
+            chaos::report();
             exit(fail_on_lost_wakeups(code))
         }
     }

@@ -5,6 +5,12 @@
 //!
 //! Each campaign is bounded: at most [`MAX_BOOTS`] boots of 16 cores, one
 //! QEMU at a time per test (the test harness runs two tests at once).
+//!
+//! The racy flag's loss does not rest on the host's timing: chaos's holds
+//! keep an idle core between its re-check and its commit until a waker has
+//! notified it, which `racy-flag` loses every time (a few holds per core per
+//! boot). Random delays alone once caught nothing in 6 boots on a CI
+//! machine that caught a loss per boot here.
 
 use qemu_tests::kernel;
 use xtask::run_class::RunClass;
@@ -14,7 +20,8 @@ use xtask::{WakePolicy, Watchdog};
 
 /// Boots per campaign.
 const MAX_BOOTS: u32 = 6;
-/// Cores per boot: where the racy flag loses wakeups reliably.
+/// Cores per boot: enough holds per boot (about two per core at 300
+/// iterations) that the first boot of a racy campaign fails.
 const SMP: u32 = 16;
 /// Same campaign, same seeds, for every policy.
 const BASE_SEED: u64 = 4004;

@@ -220,7 +220,11 @@ fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
             return;
         }
     };
-    chaos::delay(chaos::Point::BeforeCommit);
+    match chaos::idle_window(me) {
+        chaos::Window::HeldUntilNotified => history.record(IdleEvent::ChaosHeldUntilNotified),
+        chaos::Window::HoldExpired => history.record(IdleEvent::ChaosHoldExpired),
+        chaos::Window::Passed | chaos::Window::Delayed => {}
+    }
     match armed.commit() {
         Commit::Halt(halted) => {
             history.record(IdleEvent::Halt);

@@ -68,6 +68,11 @@ pub enum IdleEvent {
     WokeByWatchdog = 6,
     /// `hlt` returned on something else.
     WokeOther = 7,
+    /// Chaos held the core between the re-check and the commit until a
+    /// waker finished notifying it.
+    ChaosHeldUntilNotified = 8,
+    /// Chaos held the core there for its whole limit; no notify came.
+    ChaosHoldExpired = 9,
 }
 
 impl IdleEvent {
@@ -80,6 +85,8 @@ impl IdleEvent {
             5 => Self::WokeByIpi,
             6 => Self::WokeByWatchdog,
             7 => Self::WokeOther,
+            8 => Self::ChaosHeldUntilNotified,
+            9 => Self::ChaosHoldExpired,
             _ => Self::None,
         }
     }
