@@ -101,7 +101,7 @@ pub struct StressArgs {
     /// Wake policy (default state-machine; leave out with --features idle-poll).
     #[arg(long, value_enum)]
     pub policy: Option<WakePolicy>,
-    /// Seeded random delays at the protocol's critical points (`chaos=on`).
+    /// Seeded random delays and holds at the protocol's critical points (`chaos=on`).
     #[arg(long)]
     pub chaos: bool,
     /// In-guest watchdog deadline in ms, or `off` (default 200).

@@ -188,6 +188,10 @@ mod tests {
             None
         );
         assert_eq!(parse_grid_result("ping-pong: round_trips=5"), None);
+        assert_eq!(
+            parse_grid_result("laplace progress: iteration 250/1000 after 10004 ms"),
+            None
+        );
     }
 
     #[test]

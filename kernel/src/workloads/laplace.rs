@@ -14,6 +14,7 @@
 //!   value as 8 little-endian bytes.
 
 use crate::arch::tsc;
+use crate::println;
 use crate::sched::fork_join::{ForkJoin, Job};
 use crate::smp::cores;
 use alloc::sync::Arc;
@@ -176,6 +177,12 @@ impl Grids {
     }
 }
 
+/// A run longer than this prints a progress line this often, so that a
+/// slow but healthy guest (`idle-poll` with more vCPUs than host cores
+/// computes for minutes) is not taken for a stuck one by the host's
+/// no-output detector. Shorter runs print nothing extra.
+const PROGRESS_EVERY_MS: u64 = 10_000;
+
 /// How many workers a grid of side `size` gets on this machine.
 pub fn worker_count(size: usize) -> usize {
     cores::count().min(size - 2).max(1)
@@ -189,9 +196,20 @@ pub fn run(size: usize, iterations: usize) -> LaplaceReport {
     let g = grids.clone();
     let job: Job = Arc::new(move |block| compute_block(&g, block));
     let start = tsc::now();
+    let progress_every = tsc::us_to_ticks(PROGRESS_EVERY_MS * 1000);
+    let mut last_progress = start;
     for iteration in 0..iterations {
         grids.set_iteration(iteration);
         pool.run(&job);
+        let now = tsc::now();
+        if now - last_progress >= progress_every {
+            last_progress = now;
+            println!(
+                "laplace progress: iteration {}/{iterations} after {} ms",
+                iteration + 1,
+                tsc::ticks_to_us(now - start) / 1000
+            );
+        }
     }
     let elapsed_us = tsc::ticks_to_us(tsc::now() - start);
     pool.shutdown();
