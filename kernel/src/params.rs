@@ -106,7 +106,7 @@ pub struct BootParams {
     /// `seed=N` (decimal or 0x-hex u64; default 1).
     pub seed: u64,
     /// `chaos=on|off`: seeded random delays at the protocol's critical
-    /// points (default off).
+    /// points and rare holds of the idle window (`chaos.rs`; default off).
     pub chaos: bool,
     /// `backoff=off|adaptive|US`: how long an idle core polls its inbox
     /// before the halt path (US in 1..=100000; default `adaptive`).
