@@ -40,6 +40,9 @@ pub enum Fault {
     GuardPageRead,
     /// Overflow core 1's stack into its guard page.
     ApStackOverflow,
+    /// Drop one fork-join release wake (round 10, the last worker): a task
+    /// wake lost above the wake protocol, for the stuck-round watch to find.
+    DroppedTaskWake,
 }
 
 /// The workload run in [`Mode::Run`].
@@ -90,7 +93,7 @@ pub struct BootParams {
     pub mode: Mode,
     /// `test=SUBSTRING`: run only tests whose name contains it.
     pub test_filter: Option<String>,
-    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow`
+    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake`
     /// (default `none`).
     pub fault: Fault,
     /// `workload=laplace|floor|idle|none|ping-pong` (default `laplace`).
@@ -268,6 +271,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                         ("hang", Fault::Hang),
                         ("page-fault", Fault::GuardPageRead),
                         ("ap-stack-overflow", Fault::ApStackOverflow),
+                        ("dropped-task-wake", Fault::DroppedTaskWake),
                     ],
                 )?
             }

@@ -185,5 +185,12 @@ fn inject(fault: Fault) {
             let result = remote_call::run_on(1, Arc::new(|_| fault_injection::overflow_stack()));
             panic!("core 1 survived a stack overflow: {result:?}")
         }
+        Fault::DroppedTaskWake => {
+            println!(
+                "injecting a dropped task wake: fork-join round {} will not wake its last worker",
+                sched::fork_join::DROPPED_WAKE_ROUND
+            );
+            sched::fork_join::drop_one_release_wake();
+        }
     }
 }

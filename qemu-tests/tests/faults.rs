@@ -74,3 +74,53 @@ fn page_fault_is_reported_as_a_cpu_exception() {
     assert_eq!(outcome.exit_status, Some(41), "{}", describe(&outcome));
     assert!(outcome.serial.contains("[c0]"), "{}", describe(&outcome));
 }
+
+/// A task wake lost above the wake protocol (here: one fork-join release
+/// wake dropped on purpose) leaves no work in any inbox, so neither the
+/// lost-wakeup watchdog nor the host's halted-with-work check can name it.
+/// The stuck-round watch does: an idle core finds the round too old, dumps
+/// the round and the worker that never got its wake, and fails the run.
+/// (Without the injected fault the same boot passes: `laplace.rs`.)
+#[test]
+fn a_dropped_task_wake_is_named_by_the_stuck_round_watch() {
+    let outcome = boot(
+        4,
+        FAULT_TIMEOUT_S,
+        &[
+            "workload=laplace",
+            "iterations=20",
+            "fault=dropped-task-wake",
+        ],
+    );
+    assert_eq!(
+        outcome.verdict,
+        Verdict::TestFailure,
+        "{}",
+        describe(&outcome)
+    );
+    let serial = &outcome.serial;
+    assert!(
+        serial.contains("STUCK ROUND: a fork-join round has not finished after "),
+        "{}",
+        describe(&outcome)
+    );
+    assert!(
+        serial.contains("fork-join: round 10, 4 worker(s), latch 1 count-down(s) missing"),
+        "{}",
+        describe(&outcome)
+    );
+    // Worker 3, the last, is the one whose release wake was dropped: its job
+    // is still in its slot and its task is parked with nobody to wake it.
+    assert!(
+        serial.contains(
+            "worker 3 (task 4): last finished round 9, job waiting in its slot, parker parked"
+        ),
+        "{}",
+        describe(&outcome)
+    );
+    assert!(
+        !serial.contains("laplace: size="),
+        "a stuck run has no result\n{}",
+        describe(&outcome)
+    );
+}

@@ -10,12 +10,14 @@
 
 use super::backoff::{self, Backoff, BackoffMode};
 use super::latency::LatencyHistograms;
+use super::round_watch;
 use super::stats::{self, SchedStats};
 use super::task::{Task, TaskRef};
 use super::watchdog::{self, IdleEvent};
 use crate::arch::interrupt_vectors::COUNTS;
 use crate::arch::{context, halt, lapic, percpu, tsc};
 use crate::chaos;
+use crate::println;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -129,6 +131,36 @@ impl CoreSched {
             }
         }
     }
+}
+
+/// Prints, for a state dump, every core that is not simply idle (protocol
+/// state, inbox, run queue, current task) and how many are. Locks are only
+/// tried: the caller must not spin on a lock a stuck core holds.
+pub fn dump_cores() {
+    let mut idle = 0;
+    for (index, core) in cores().iter().enumerate() {
+        let state = core.wake.state();
+        let inbox = core.wake.inbox_len();
+        let run_queue = core.run_queue.try_lock().map(|queue| queue.len());
+        let current = core
+            .current
+            .try_lock()
+            .map(|current| current.as_ref().map(|task| task.id()));
+        if state == State::Halted && inbox == 0 && run_queue == Some(0) && current == Some(None) {
+            idle += 1;
+            continue;
+        }
+        let run_queue = run_queue.map_or_else(|| "busy".into(), |len| alloc::format!("{len}"));
+        let current = match current {
+            None => "busy".into(),
+            Some(None) => "none".into(),
+            Some(Some(id)) => alloc::format!("task {id}"),
+        };
+        println!(
+            "  core {index}: state={state} inbox={inbox} run_queue={run_queue} current={current}"
+        );
+    }
+    println!("  {idle} core(s) halted with nothing queued and no current task");
 }
 
 /// Switches from the current task back to this core's idle loop; returns
@@ -272,6 +304,7 @@ fn sleep(core: &CoreSched, me: usize) -> IdleEvent {
         if core.wake.state() != State::Halted || core.wake.inbox_len() != 0 {
             break IdleEvent::WokeByWatchdog;
         }
+        round_watch::check(me);
         tick_us = tick_us.map(|us| (us * 2).min(watchdog::MAX_QUIET_TICK_US));
     };
     // The watchdog timer stays armed: disarming it is another LAPIC access

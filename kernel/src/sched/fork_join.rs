@@ -10,11 +10,13 @@
 //! core. Joining is one wake of the caller, by the last worker to finish.
 
 use super::latch::Latch;
+use super::round_watch;
 use super::task::TaskRef;
 use super::wakeup::{self, JoinHandle, park};
+use crate::println;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::{Mutex, Once};
 
 /// How a round is released.
@@ -43,10 +45,15 @@ pub type Job = Arc<dyn Fn(usize) + Send + Sync>;
 struct Slot {
     job: Mutex<Option<Job>>,
     task: Once<TaskRef>,
+    /// The last round this worker finished (its count-down), for the
+    /// stuck-round dump. Relaxed: an observation.
+    finished_round: AtomicU64,
 }
 
 struct Shared {
     slots: Vec<Slot>,
+    /// Rounds started (the current round's number, from 1).
+    round: AtomicU64,
     round_done: Latch,
     started: Latch,
     shutdown: AtomicBool,
@@ -75,8 +82,10 @@ impl ForkJoin {
                 .map(|_| Slot {
                     job: Mutex::new(None),
                     task: Once::new(),
+                    finished_round: AtomicU64::new(0),
                 })
                 .collect(),
+            round: AtomicU64::new(0),
             round_done: Latch::new(0),
             started: Latch::new(n - 1),
             shutdown: AtomicBool::new(false),
@@ -88,6 +97,7 @@ impl ForkJoin {
             })
             .collect();
         shared.started.wait();
+        *WATCHED.lock() = Some(shared.clone());
         Self { shared, workers }
     }
 
@@ -99,20 +109,26 @@ impl ForkJoin {
     /// Runs `job(i)` for every worker index `i`, share 0 on the caller.
     pub fn run(&self, job: &Job) {
         let n = self.width();
+        // Relaxed: only the caller writes it; the dump only reports it.
+        let round = self.shared.round.load(Ordering::Relaxed) + 1;
+        self.shared.round.store(round, Ordering::Relaxed);
+        round_watch::begin();
         self.shared.round_done.reset(n - 1);
-        for slot in &self.shared.slots[1..] {
+        for (index, slot) in self.shared.slots.iter().enumerate().skip(1) {
             *slot.job.lock() = Some(job.clone());
-            if release() == Release::Flat {
+            if release() == Release::Flat && !dropped(&self.shared, index) {
                 wakeup::wake(slot.task.get().expect("worker registered"));
             }
         }
         wake_children(&self.shared, 0);
         job(0);
         self.shared.round_done.wait();
+        round_watch::end();
     }
 
     /// Stops the workers and waits for them.
     pub fn shutdown(self) {
+        *WATCHED.lock() = None;
         self.shared.shutdown.store(true, Ordering::Release);
         // Every worker is parked on an empty slot: wake each one directly.
         for slot in &self.shared.slots[1..] {
@@ -124,6 +140,73 @@ impl ForkJoin {
     }
 }
 
+/// The round whose release wake of the last worker `fault=dropped-task-wake`
+/// drops.
+pub const DROPPED_WAKE_ROUND: u64 = 10;
+static DROP_WAKE: AtomicBool = AtomicBool::new(false);
+
+/// Fault injection: the next pool's round [`DROPPED_WAKE_ROUND`] does not
+/// wake its last worker (set once, at boot, before any pool runs).
+pub fn drop_one_release_wake() {
+    DROP_WAKE.store(true, Ordering::Relaxed);
+}
+
+/// Whether the release wake of worker `child` is the injected lost one.
+fn dropped(shared: &Shared, child: usize) -> bool {
+    // Relaxed: a boot-time flag, set before the first pool starts.
+    child == shared.slots.len() - 1
+        && shared.slots.len() > 1
+        && shared.round.load(Ordering::Relaxed) == DROPPED_WAKE_ROUND
+        && DROP_WAKE.load(Ordering::Relaxed)
+}
+
+/// The pool whose rounds the stuck-round watch reports on (the latest one
+/// created and not yet shut down).
+static WATCHED: Mutex<Option<Arc<Shared>>> = Mutex::new(None);
+
+/// Prints the watched pool's round for a stuck-round dump: the latch, and
+/// every worker that has not finished the round, with its task's parker and
+/// whether its job is still waiting in its slot. Locks are only tried: the
+/// caller is an idle core and must not spin on a lock a stuck core holds.
+pub fn dump_stuck_round() {
+    let Some(guard) = WATCHED.try_lock() else {
+        println!("  fork-join: pool lock busy");
+        return;
+    };
+    let Some(shared) = guard.as_ref() else {
+        println!("  fork-join: no pool");
+        return;
+    };
+    let round = shared.round.load(Ordering::Relaxed);
+    println!(
+        "  fork-join: round {round}, {} worker(s), latch {} count-down(s) missing, {} waiter(s) registered",
+        shared.slots.len(),
+        shared.round_done.remaining(),
+        shared
+            .round_done
+            .waiter_count()
+            .map_or_else(|| "?".into(), |n| alloc::format!("{n}")),
+    );
+    for (index, slot) in shared.slots.iter().enumerate().skip(1) {
+        let finished = slot.finished_round.load(Ordering::Relaxed);
+        if finished == round {
+            continue;
+        }
+        let job = match slot.job.try_lock() {
+            Some(job) if job.is_some() => "job waiting in its slot",
+            Some(_) => "slot empty (job taken)",
+            None => "slot lock busy",
+        };
+        let (task, parker) = slot
+            .task
+            .get()
+            .map_or((0, "?"), |task| (task.id(), task.parker.state_name()));
+        println!(
+            "  worker {index} (task {task}): last finished round {finished}, {job}, parker {parker}"
+        );
+    }
+}
+
 /// Wakes worker `index`'s children in the release tree (nothing when the
 /// release is flat).
 fn wake_children(shared: &Shared, index: usize) {
@@ -131,7 +214,9 @@ fn wake_children(shared: &Shared, index: usize) {
         return;
     }
     for child in [2 * index + 1, 2 * index + 2] {
-        if let Some(slot) = shared.slots.get(child) {
+        if let Some(slot) = shared.slots.get(child)
+            && !dropped(shared, child)
+        {
             wakeup::wake(slot.task.get().expect("worker registered"));
         }
     }
@@ -147,6 +232,8 @@ fn worker(shared: &Shared, index: usize) {
             Some(job) => {
                 wake_children(shared, index);
                 job(index);
+                slot.finished_round
+                    .store(shared.round.load(Ordering::Relaxed), Ordering::Relaxed);
                 shared.round_done.count_down();
             }
             None if shared.shutdown.load(Ordering::Acquire) => return,

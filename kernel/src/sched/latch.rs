@@ -33,6 +33,18 @@ impl Latch {
         }
     }
 
+    /// Count-downs still missing (an observation, for reports).
+    pub fn remaining(&self) -> usize {
+        // Relaxed: reported, not acted on.
+        self.remaining.load(Ordering::Relaxed)
+    }
+
+    /// Registered waiters, or `None` if the queue's lock is busy (for
+    /// reports from a context that must not spin).
+    pub fn waiter_count(&self) -> Option<usize> {
+        self.waiters.try_len()
+    }
+
     /// Whether the count reached zero.
     pub fn is_open(&self) -> bool {
         // Acquire pairs with the Release of every `count_down`.

@@ -8,6 +8,7 @@ pub mod debug_table;
 pub mod fork_join;
 pub mod latch;
 pub mod latency;
+pub mod round_watch;
 pub mod stats;
 pub mod task;
 pub mod wait_queue;

@@ -62,6 +62,11 @@ impl WaitQueue {
         self.waiters.lock().len()
     }
 
+    /// Number of registered waiters, or `None` if the lock is busy.
+    pub fn try_len(&self) -> Option<usize> {
+        self.waiters.try_lock().map(|waiters| waiters.len())
+    }
+
     /// Blocks the current task until `ready()` holds. Registers before each
     /// check, so a wake between the check and the park is not lost (it leaves
     /// a token and the park returns at once).

@@ -189,6 +189,21 @@ impl Parker {
     }
 }
 
+impl Parker {
+    /// The state's name (`empty`, `notified` or `parked`), for diagnostics
+    /// such as a hung run's state dump. Orders nothing.
+    #[must_use]
+    pub fn state_name(&self) -> &'static str {
+        // Relaxed: an observation for a report.
+        match self.state.load(Ordering::Relaxed) {
+            EMPTY => "empty",
+            NOTIFIED => "notified",
+            PARKED => "parked",
+            _ => "invalid",
+        }
+    }
+}
+
 impl Default for Parker {
     fn default() -> Self {
         Self::new()

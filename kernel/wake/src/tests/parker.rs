@@ -56,3 +56,17 @@ fn many_park_wake_rounds_alternate() {
     }
     assert!(!parker.try_consume_or_park());
 }
+
+#[test]
+fn state_name_follows_token_park_and_claim() {
+    let parker = Parker::new();
+    assert_eq!(parker.state_name(), "empty");
+    assert_eq!(parker.unpark(), Unparked::TokenLeft);
+    assert_eq!(parker.state_name(), "notified");
+    assert!(parker.try_consume_or_park());
+    assert_eq!(parker.state_name(), "empty");
+    assert!(!parker.try_consume_or_park());
+    assert_eq!(parker.state_name(), "parked");
+    assert_eq!(parker.unpark(), Unparked::MustEnqueue);
+    assert_eq!(parker.state_name(), "empty");
+}

@@ -1,0 +1,61 @@
+//! The stuck-round watch: a fork-join round still unfinished long after
+//! every core went idle is a hang that no inbox shows (work lost above the
+//! wake protocol: a task parked with nobody left to wake it), so neither the
+//! lost-wakeup watchdog nor the host's halted-with-work check would name it.
+//!
+//! The pool stamps each round's start; idle cores look at the stamp on
+//! their quiet watchdog ticks (halted, nothing queued, nothing to do). The
+//! first to find a round older than [`STUCK_ROUND_MS`] prints a state dump
+//! (every core that is not simply idle, the pool's latch and each worker
+//! that has not finished the round, with its parker) and ends the run
+//! failed. With `watchdog=off` there are no ticks: the host's stall
+//! detector takes over.
+
+use super::{core_sched, fork_join};
+use crate::arch::tsc;
+use crate::exit::{ExitCode, exit};
+use crate::println;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A round older than this, seen from an idle core, is stuck. Rounds take
+/// milliseconds; a lost wakeup the watchdog rescues delays one by a
+/// deadline (200 ms by default). Below the host's default stall time (60 s)
+/// so the guest names the hang before the host kills it.
+pub const STUCK_ROUND_MS: u64 = 20_000;
+
+/// TSC at the start of the round in progress; 0 when none is.
+static STARTED_TSC: AtomicU64 = AtomicU64::new(0);
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+// Relaxed throughout: the stamp is a timestamp compared against a
+// generous threshold, and a stale read only delays or skips one check.
+
+/// A round starts (called by the pool's caller).
+pub fn begin() {
+    STARTED_TSC.store(tsc::now().max(1), Ordering::Relaxed);
+}
+
+/// The round finished.
+pub fn end() {
+    STARTED_TSC.store(0, Ordering::Relaxed);
+}
+
+/// Called by idle core `me` on a quiet watchdog tick: if a round has been
+/// running for [`STUCK_ROUND_MS`], dumps the state and ends the run failed.
+pub fn check(me: usize) {
+    let started = STARTED_TSC.load(Ordering::Relaxed);
+    if started == 0 {
+        return;
+    }
+    let age_ms = tsc::ticks_to_us(tsc::now().saturating_sub(started)) / 1000;
+    if age_ms < STUCK_ROUND_MS || REPORTED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    println!(
+        "STUCK ROUND: a fork-join round has not finished after {age_ms} ms; core {me} found it on a quiet watchdog tick. State dump:"
+    );
+    core_sched::dump_cores();
+    fork_join::dump_stuck_round();
+    println!("vigil: FAILED: stuck fork-join round (no lost wakeup in any inbox)");
+    exit(ExitCode::Failed)
+}
