@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::laplace_check;
 use crate::qemu::RunOutcome;
-use crate::run_output::LostWakeups;
+use crate::run_output::{self, LostWakeups};
 use crate::verdict::Verdict;
 
 /// Outcome class of one boot, most specific first: a stuck guest is
@@ -86,6 +86,14 @@ pub fn explain(outcome: &RunOutcome, lost: &LostWakeups, class: RunClass) -> Str
         RunClass::Failed if outcome.verdict.is_success() => {
             "exited with success but printed no result line".to_string()
         }
+        RunClass::Failed => match run_output::stuck_round_dump(&outcome.serial) {
+            Some(dump) => format!(
+                "{} after the guest's {}",
+                outcome.reason(),
+                dump.join("\n   ")
+            ),
+            None => outcome.reason(),
+        },
         _ => outcome.reason(),
     }
 }
@@ -165,5 +173,13 @@ mod tests {
         );
         let run = outcome(QemuExit::Status(33), "");
         assert!(explain(&run, &LostWakeups::default(), RunClass::Failed).contains("no result"));
+        let run = outcome(
+            QemuExit::Status(35),
+            "[c3] STUCK ROUND: a fork-join round has not finished after 20000 ms\n[c3]   worker 2 (task 3): parker parked\n[c3] vigil: FAILED: stuck fork-join round\n",
+        );
+        assert_eq!(
+            explain(&run, &LostWakeups::default(), RunClass::Failed),
+            "test failure: exit code 0x11 after the guest's STUCK ROUND: a fork-join round has not finished after 20000 ms\n     worker 2 (task 3): parker parked"
+        );
     }
 }

@@ -144,6 +144,16 @@ pub fn parse_hex(text: &str) -> Option<u64> {
 }
 
 /// The messages of every `[cN] ...` line.
+/// The guest's stuck-round dump (`STUCK ROUND: ...` and the indented lines
+/// after it), one message per line, if it printed one.
+pub fn stuck_round_dump(serial: &str) -> Option<Vec<&str>> {
+    let mut lines = messages(serial).skip_while(|message| !message.starts_with("STUCK ROUND: "));
+    let first = lines.next()?;
+    let mut dump = vec![first];
+    dump.extend(lines.take_while(|message| message.starts_with("  ")));
+    Some(dump)
+}
+
 fn messages(serial: &str) -> impl Iterator<Item = &str> {
     serial
         .lines()
@@ -192,6 +202,16 @@ mod tests {
             parse_grid_result("laplace progress: iteration 250/1000 after 10004 ms"),
             None
         );
+    }
+
+    #[test]
+    fn the_stuck_round_dump_is_cut_out_of_the_serial() {
+        let serial = "[c0] booted\n[c2] STUCK ROUND: a fork-join round has not finished after 20587 ms; core 2 found it\n[c2]   8 core(s) halted\n[c2]   worker 7 (task 8): last finished round 9, job waiting in its slot, parker parked\n[c2] vigil: FAILED: stuck fork-join round\n";
+        let dump = stuck_round_dump(serial).expect("a dump");
+        assert_eq!(dump.len(), 3);
+        assert!(dump[0].starts_with("STUCK ROUND: "));
+        assert!(dump[2].contains("worker 7"));
+        assert_eq!(stuck_round_dump("[c0] booted\n"), None);
     }
 
     #[test]
