@@ -12,7 +12,7 @@ use super::backoff::{self, Backoff, BackoffMode};
 use super::latency::LatencyHistograms;
 use super::round_watch;
 use super::stats::{self, SchedStats};
-use super::task::{Task, TaskRef};
+use super::task::{Task, TaskCounts, TaskRef};
 use super::watchdog::{self, IdleEvent};
 use crate::arch::interrupt_vectors::COUNTS;
 use crate::arch::{context, halt, lapic, percpu, tsc};
@@ -114,6 +114,7 @@ impl CoreSched {
                 .record(kind, tsc::now().saturating_sub(woken_at));
         }
         let load_rsp = task.saved_rsp();
+        TaskCounts::bump(&task.counts.runs);
         *self.current.lock() = Some(task.clone());
         stats::add(&self.stats.switches, 1);
         // SAFETY: `idle_rsp` is this core's slot for the idle loop's stack

@@ -13,6 +13,7 @@ use super::latch::Latch;
 use super::round_watch;
 use super::task::TaskRef;
 use super::wakeup::{self, JoinHandle, park};
+use super::watchdog;
 use crate::println;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -197,13 +198,19 @@ pub fn dump_stuck_round() {
             Some(_) => "slot empty (job taken)",
             None => "slot lock busy",
         };
-        let (task, parker) = slot
-            .task
-            .get()
-            .map_or((0, "?"), |task| (task.id(), task.parker.state_name()));
+        let Some(task) = slot.task.get() else {
+            println!("  worker {index}: no task registered, {job}");
+            continue;
+        };
+        let (from, observed, action) = task.notify_record();
         println!(
-            "  worker {index} (task {task}): last finished round {finished}, {job}, parker {parker}"
+            "  worker {index} (task {}): last finished round {finished}, {job}, parker {}; {}; last cross-core wake from core {from}, which saw {observed} and {action}; core {}'s idle history:",
+            task.id(),
+            task.parker.state_name(),
+            task.counts.describe(),
+            task.core(),
         );
+        watchdog::HISTORIES[task.core()].print(crate::arch::tsc::now());
     }
 }
 

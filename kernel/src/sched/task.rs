@@ -86,6 +86,41 @@ pub struct Task {
     notify_observed: AtomicU8,
     /// What that waker's notify decided (see `ACTIONS`).
     notify_action: AtomicU8,
+    /// Life-cycle counts for state dumps (Relaxed: observations only).
+    pub(super) counts: TaskCounts,
+}
+
+/// How often a task parked, was woken (by enqueue or token) and was run:
+/// in a healthy task `enqueued` equals `parked` (or is one behind while it
+/// sleeps) and `runs` is `enqueued` + 1 (the first run needs no wake).
+#[derive(Debug, Default)]
+pub struct TaskCounts {
+    /// Parks that blocked (no token was waiting).
+    pub parked: AtomicU64,
+    /// Wakes that found it parked and made it runnable.
+    pub enqueued: AtomicU64,
+    /// Wakes that left (or joined) a token.
+    pub tokens: AtomicU64,
+    /// Times a core switched to it.
+    pub runs: AtomicU64,
+}
+
+impl TaskCounts {
+    /// Adds one to `counter` (Relaxed: a statistic).
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `parked P, enqueued E, tokens T, runs R`.
+    pub fn describe(&self) -> alloc::string::String {
+        alloc::format!(
+            "parked {}, enqueued {}, tokens {}, runs {}",
+            self.parked.load(Ordering::Relaxed),
+            self.enqueued.load(Ordering::Relaxed),
+            self.tokens.load(Ordering::Relaxed),
+            self.runs.load(Ordering::Relaxed)
+        )
+    }
 }
 
 const NO_OBSERVATION: u8 = u8::MAX;
@@ -144,6 +179,7 @@ impl Task {
             wake_from: AtomicU64::new(0),
             notify_observed: AtomicU8::new(NO_OBSERVATION),
             notify_action: AtomicU8::new(0),
+            counts: TaskCounts::default(),
         })
     }
 

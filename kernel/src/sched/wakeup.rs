@@ -7,7 +7,7 @@
 
 use super::core_sched::{self, switch_to_idle};
 use super::stats;
-use super::task::{Task, TaskRef, WakeKind};
+use super::task::{Task, TaskCounts, TaskRef, WakeKind};
 use crate::arch::interrupt_vectors::WAKE_VECTOR;
 use crate::arch::{lapic, percpu, tsc};
 use crate::smp::cores;
@@ -30,8 +30,12 @@ pub fn spawn_on(core: usize, entry: impl FnOnce() + Send + 'static) -> JoinHandl
 /// becomes runnable on its core; otherwise it keeps a wake token and its
 /// next `park` returns at once.
 pub fn wake(task: &TaskRef) {
-    if task.parker.unpark() == Unparked::MustEnqueue {
-        make_runnable(task.clone(), true);
+    match task.parker.unpark() {
+        Unparked::MustEnqueue => {
+            TaskCounts::bump(&task.counts.enqueued);
+            make_runnable(task.clone(), true);
+        }
+        Unparked::TokenLeft => TaskCounts::bump(&task.counts.tokens),
     }
 }
 
@@ -78,6 +82,7 @@ pub fn park() {
     if task.parker.try_consume_or_park() {
         return;
     }
+    TaskCounts::bump(&task.counts.parked);
     switch_to_idle(&task);
 }
 

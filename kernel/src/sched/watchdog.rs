@@ -121,7 +121,8 @@ impl IdleHistory {
         self.next.store(n + 1, Ordering::Relaxed);
     }
 
-    fn print(&self, now: u64) {
+    /// Prints the history, oldest first, as ages before `now`.
+    pub fn print(&self, now: u64) {
         let n = self.next.load(Ordering::Relaxed);
         for k in n.saturating_sub(HISTORY as u64)..n {
             let slot = (k % HISTORY as u64) as usize;
