@@ -28,13 +28,18 @@ use crate::println;
 use crate::smp::cores::MAX_CORES;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// A waker-side point where a delay may be inserted.
+/// A point outside the idle window where a delay may be inserted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WakerPoint {
-    /// After the push into the target's inbox, before notify.
+pub enum Point {
+    /// Waker: after the push into the target's inbox, before notify.
     BetweenPushAndNotify,
-    /// After the protocol said "send", before the IPI.
+    /// Waker: after the protocol said "send", before the IPI.
     BeforeIpi,
+    /// Fork-join caller: between publishing one worker's job and the next.
+    BetweenJobStores,
+    /// Fork-join worker: after its count-down, before it looks for its next
+    /// job (so the next round can start while it is still awake).
+    AfterCountDown,
 }
 
 /// What chaos did in the idle side's window (after the re-check, before the
@@ -99,7 +104,7 @@ fn next(core: usize) -> u64 {
 }
 
 /// Maybe spins for a random time at `point` (never when chaos is off).
-pub fn delay(point: WakerPoint) {
+pub fn delay(point: Point) {
     if !enabled() {
         return;
     }

@@ -115,8 +115,20 @@ impl ForkJoin {
         self.shared.round.store(round, Ordering::Relaxed);
         round_watch::begin();
         self.shared.round_done.reset(n - 1);
-        for (index, slot) in self.shared.slots.iter().enumerate().skip(1) {
+        // Highest index first. A worker may take its job without waiting for
+        // its release wake (it can still be awake from the last round, between
+        // its count-down and its next look at the slot), and taking it
+        // releases its tree children (`2i + 1`, `2i + 2`, both above `i`).
+        // Stored upward, worker 7 could take job 7 before jobs 15 and 16 were
+        // stored: its wakes found the children's slots empty, they parked
+        // again, and the round hung with every core idle (seen once in ~200
+        // always-ipi boots at 32 cores; every boot with the chaos points
+        // below). Stored downward, every child's job is in place before its
+        // parent's, so a parent that can see its own job releases children
+        // that can see theirs.
+        for (index, slot) in self.shared.slots.iter().enumerate().skip(1).rev() {
             *slot.job.lock() = Some(job.clone());
+            crate::chaos::delay(crate::chaos::Point::BetweenJobStores);
             if release() == Release::Flat && !dropped(&self.shared, index) {
                 wakeup::wake(slot.task.get().expect("worker registered"));
             }
@@ -242,6 +254,7 @@ fn worker(shared: &Shared, index: usize) {
                 slot.finished_round
                     .store(shared.round.load(Ordering::Relaxed), Ordering::Relaxed);
                 shared.round_done.count_down();
+                crate::chaos::delay(crate::chaos::Point::AfterCountDown);
             }
             None if shared.shutdown.load(Ordering::Acquire) => return,
             None => park(),

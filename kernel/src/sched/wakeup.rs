@@ -62,7 +62,7 @@ fn make_runnable(task: TaskRef, stamp: bool) {
     }
     let record = task.clone();
     let outcome = cores[target].wake.send_with(task, &cores[me].wake, || {
-        crate::chaos::delay(crate::chaos::WakerPoint::BetweenPushAndNotify);
+        crate::chaos::delay(crate::chaos::Point::BetweenPushAndNotify);
     });
     crate::chaos::notified(target);
     record.record_notify(me, &outcome);
@@ -70,7 +70,7 @@ fn make_runnable(task: TaskRef, stamp: bool) {
         if matches!(outcome.observed, Some(State::Running | State::DontSleep)) {
             stats::add(&cores[me].stats.ipis_to_running, 1);
         }
-        crate::chaos::delay(crate::chaos::WakerPoint::BeforeIpi);
+        crate::chaos::delay(crate::chaos::Point::BeforeIpi);
         lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
     }
 }
