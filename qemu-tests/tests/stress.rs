@@ -20,8 +20,9 @@ use xtask::{WakePolicy, Watchdog};
 
 /// Boots per campaign.
 const MAX_BOOTS: u32 = 6;
-/// Cores per boot: enough holds per boot (about two per core at 300
-/// iterations) that the first boot of a racy campaign fails.
+/// Cores per boot: enough holds per boot (14 to 16 in all at 16 cores and
+/// 300 iterations, measured on debug boots) that the first boot of a racy
+/// campaign fails.
 const SMP: u32 = 16;
 /// Same campaign, same seeds, for every policy.
 const BASE_SEED: u64 = 4004;

@@ -187,9 +187,7 @@ impl Parker {
             }
         }
     }
-}
 
-impl Parker {
     /// The state's name (`empty`, `notified` or `parked`), for diagnostics
     /// such as a hung run's state dump. Orders nothing.
     #[must_use]
