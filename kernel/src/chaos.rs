@@ -168,8 +168,10 @@ pub fn report() {
 }
 
 /// Waker side: this core has finished notifying `target` (pushed into its
-/// inbox and read its idle state; the IPI, if any, may follow). Ends a hold
-/// of `target`'s window.
+/// inbox, read its idle state, acted, and sent the IPI if it decided to).
+/// Ends a hold of `target`'s window, so the held core commits with the
+/// waker's whole notify behind it: a lost wakeup is then visible to the
+/// core's own check at its halt, and an IPI sent meanwhile is pending.
 pub fn notified(target: usize) {
     if !enabled() {
         return;

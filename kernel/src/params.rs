@@ -43,6 +43,14 @@ pub enum Fault {
     /// Drop one fork-join release wake (round 10, the last worker): a task
     /// wake lost above the wake protocol, for the stuck-round watch to find.
     DroppedTaskWake,
+    /// At a seeded round, a waker claims a halted core and sends no IPI.
+    DroppedIpi,
+    /// At a seeded round, a waker claims a halted core and sends the IPI to
+    /// another core.
+    MisdirectedIpi,
+    /// At a seeded round, one wake IPI is sent but left out of the guest's
+    /// per-destination count (for the host's QEMU-trace oracle to catch).
+    MiscountedIpi,
 }
 
 /// The workload run in [`Mode::Run`].
@@ -93,7 +101,7 @@ pub struct BootParams {
     pub mode: Mode,
     /// `test=SUBSTRING`: run only tests whose name contains it.
     pub test_filter: Option<String>,
-    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake`
+    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake|dropped-ipi|misdirected-ipi|miscounted-ipi`
     /// (default `none`).
     pub fault: Fault,
     /// `workload=laplace|floor|idle|none|ping-pong` (default `laplace`).
@@ -114,8 +122,9 @@ pub struct BootParams {
     /// `backoff=off|adaptive|US`: how long an idle core polls its inbox
     /// before the halt path (US in 1..=100000; default `adaptive`).
     pub backoff: BackoffMode,
-    /// `watchdog=off|MS`: the halted-core watchdog deadline in ms
-    /// (1..=60000, default 200; `off` keeps cores truly tickless).
+    /// `watchdog=off|MS`: the lost-wakeup watchdog's scan period in ms
+    /// (1..=60000, default 20; `off` turns every in-guest lost-wakeup check
+    /// off and keeps cores truly tickless).
     pub watchdog_ms: u32,
     /// `idle_ms=N`: how long `workload=idle` idles (1..=600000, default 3000).
     pub idle_ms: u32,
@@ -272,6 +281,9 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                         ("page-fault", Fault::GuardPageRead),
                         ("ap-stack-overflow", Fault::ApStackOverflow),
                         ("dropped-task-wake", Fault::DroppedTaskWake),
+                        ("dropped-ipi", Fault::DroppedIpi),
+                        ("misdirected-ipi", Fault::MisdirectedIpi),
+                        ("miscounted-ipi", Fault::MiscountedIpi),
                     ],
                 )?
             }
@@ -334,7 +346,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                     ms => number("watchdog", ms, 1, 60_000).map_err(|_| ParamError::BadValue {
                         key: "watchdog",
                         value: value.to_string(),
-                        expected: "`off` or a deadline in ms in 1..=60000".to_string(),
+                        expected: "`off` or a scan period in ms in 1..=60000".to_string(),
                     })? as u32,
                 }
             }

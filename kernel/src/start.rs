@@ -45,6 +45,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         chaos::enable(params.seed);
     }
     sched::watchdog::configure(params.watchdog_ms);
+    configure_ipi_fault(&params);
     sched::fork_join::configure(params.release);
     core_sched::init(
         core_count,
@@ -100,20 +101,41 @@ fn main_task(params: &BootParams) {
             let code = workloads::run(params);
             sched::stats::report(params.workload.name());
             chaos::report();
+            sched::watchdog::summary();
             exit(fail_on_lost_wakeups(code))
         }
     }
 }
 
 /// A run in which the watchdog caught a lost wakeup failed, whatever else
-/// it did.
+/// it did; so did one whose injected IPI fault never fired (it proved
+/// nothing).
 fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
+    if let Some(fault) = sched::wake_ipi::unfired_fault() {
+        println!(
+            "vigil: FAILED: the injected {fault:?} IPI fault never fired (no wake IPI after its round)"
+        );
+        return ExitCode::Failed;
+    }
     let lost = sched::watchdog::lost_wakeups();
     if lost == 0 {
         return code;
     }
     println!("vigil: FAILED: {lost} lost wakeup(s) detected by the watchdog");
     ExitCode::Failed
+}
+
+/// Arms `fault=dropped-ipi|misdirected-ipi|miscounted-ipi` (they fire in the
+/// wake path, at a seeded round of the run).
+fn configure_ipi_fault(params: &BootParams) {
+    use sched::wake_ipi::{self, IpiFault};
+    let fault = match params.fault {
+        Fault::DroppedIpi => IpiFault::Dropped,
+        Fault::MisdirectedIpi => IpiFault::Misdirected,
+        Fault::MiscountedIpi => IpiFault::Miscounted,
+        _ => return,
+    };
+    wake_ipi::configure(fault, params.seed, params.iterations);
 }
 
 /// The protocol policy: from `policy=`, or `poll` in an `idle-poll` build.
@@ -185,6 +207,8 @@ fn inject(fault: Fault) {
             let result = remote_call::run_on(1, Arc::new(|_| fault_injection::overflow_stack()));
             panic!("core 1 survived a stack overflow: {result:?}")
         }
+        // Armed at boot; they fire in the wake path.
+        Fault::DroppedIpi | Fault::MisdirectedIpi | Fault::MiscountedIpi => {}
         Fault::DroppedTaskWake => {
             println!(
                 "injecting a dropped task wake: fork-join round {} will not wake its last worker",

@@ -112,6 +112,10 @@ fn all_pairs_ipi() -> TestResult {
     }
     interrupt_vectors::set_test_hook(Some(acknowledge_senders));
     let result = remote_call::run_everywhere(Arc::new(move |me| {
+        // Every core must take the others' test IPIs while it spins on its
+        // own sends: interrupts on for this job's window (the job runner
+        // disables them again).
+        interrupts::enable();
         for t in (0..count).filter(|&t| t != me) {
             PENDING[t][me].store(true, Ordering::Release);
             lapic::send_ipi(cores::apic_id(t), TEST_VECTOR);
@@ -170,6 +174,9 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
     }
     let ipis_before = COUNTS.test[1].load(Ordering::Relaxed);
     let job = Arc::new(move |_me: usize| {
+        // Interrupts on while waiting, so that a wake IPI still pending
+        // from the job's own delivery is taken now, not by the halt below.
+        interrupts::enable();
         wait_flag(&GO, "GO").map_err(|e| format!("{e:?}"))?;
         interrupts::disable();
         READY.store(true, Ordering::Release);
@@ -224,8 +231,14 @@ const CALIBRATION_SLACK_US: u64 = TIMER_DEADLINE_US / 100;
 /// deadline (within calibration slack), and not again.
 fn oneshot_timer() -> TestResult {
     Ok(remote_call::run_everywhere(Arc::new(|me| {
-        let before = COUNTS.timer[me].load(Ordering::Relaxed);
         interrupts::disable();
+        // The watchdog core's scan tick shares this timer: disarm it and
+        // take a tick already pending, so that only this test's arming
+        // counts.
+        lapic::cancel_timer();
+        interrupts::enable();
+        interrupts::disable();
+        let before = COUNTS.timer[me].load(Ordering::Relaxed);
         let armed = tsc::now();
         lapic::arm_oneshot_us(TIMER_DEADLINE_US);
         while COUNTS.timer[me].load(Ordering::Relaxed) == before {

@@ -9,13 +9,13 @@
 //! task, the idle loop running on the core's boot stack.
 
 use super::backoff::{self, Backoff, BackoffMode};
+use super::idle_history::{HISTORIES, IdleEvent};
 use super::latency::LatencyHistograms;
-use super::round_watch;
 use super::stats::{self, SchedStats};
 use super::task::{Task, TaskCounts, TaskRef};
-use super::watchdog::{self, IdleEvent};
+use super::watchdog::{self, FoundAt};
 use crate::arch::interrupt_vectors::COUNTS;
-use crate::arch::{context, halt, lapic, percpu, tsc};
+use crate::arch::{context, halt, percpu, tsc};
 use crate::chaos;
 use crate::println;
 use alloc::boxed::Box;
@@ -43,6 +43,9 @@ pub struct CoreSched {
     pub latency: LatencyHistograms,
     /// This core's poll budget before halting.
     backoff: Backoff,
+    /// The watchdog core only: TSC from which its next halt re-arms the
+    /// scan tick.
+    next_tick_arm_tsc: AtomicU64,
 }
 
 /// Boot-time configuration of every core's scheduler.
@@ -71,6 +74,7 @@ pub fn init(count: usize, config: SchedConfig) {
                 stats: SchedStats::new(),
                 latency: LatencyHistograms::new(),
                 backoff: Backoff::new(),
+                next_tick_arm_tsc: AtomicU64::new(0),
             })
             .collect::<Vec<_>>()
             .into_boxed_slice()
@@ -195,7 +199,9 @@ pub fn run_core(me: usize) -> ! {
     let core = &cores()[me];
     let mut batch = VecDeque::new();
     loop {
-        if core.wake.drain_into(&mut batch) > 0 {
+        let drained = core.wake.drain_into(&mut batch);
+        if drained > 0 {
+            watchdog::note_drained(me, drained);
             core.run_queue.lock().extend(batch.drain(..));
         }
         let next = core.run_queue.lock().pop_front();
@@ -244,7 +250,8 @@ fn spin_for_work(core: &CoreSched) -> bool {
 
 /// The protocol's halt path, ending in the arch `sti; hlt`.
 fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
-    let history = &watchdog::HISTORIES[me];
+    let history = &HISTORIES[me];
+    watchdog::halt_path_begins(me);
     history.record(IdleEvent::PrepareToHalt);
     let armed = match core.wake.prepare_to_halt().recheck() {
         Recheck::Empty(armed) => armed,
@@ -262,14 +269,21 @@ fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
         Commit::Halt(halted) => {
             history.record(IdleEvent::Halt);
             let halted_from = tsc::now();
-            let woke_by = sleep(core, me);
+            let (woke_by, lost) = sleep(core, me);
             core.backoff
                 .halted(backoff_mode(), tsc::ticks_to_us(tsc::now() - halted_from));
             history.record(woke_by);
-            if halted.woke_up(batch) > 0 {
-                if woke_by == IdleEvent::WokeByWatchdog {
-                    watchdog::check_lost(me, batch);
+            let drained = halted.woke_up(batch);
+            if drained > 0 {
+                watchdog::note_drained(me, drained);
+                if woke_by == IdleEvent::WokeByIpi {
+                    stats::add(&core.stats.ipi_wakes_with_work, 1);
                 }
+            }
+            if let Some(at) = lost {
+                watchdog::report(me, at, batch);
+            }
+            if drained > 0 {
                 core.run_queue.lock().extend(batch.drain(..));
             }
         }
@@ -279,39 +293,65 @@ fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
     }
 }
 
-/// Halts (state `Halted`) until a wake IPI, or until the watchdog finds the
-/// core no longer halted-and-idle. Quiet watchdog ticks re-arm and halt
-/// again without touching any counter. Returns what ended the sleep.
-fn sleep(core: &CoreSched, me: usize) -> IdleEvent {
-    let deadline_us = watchdog::deadline_us();
-    // Quiet ticks double the next deadline (up to a cap), so a core idle for
-    // long costs the host a few timer wakes per second, not one per deadline.
-    let mut tick_us = deadline_us;
+/// Halts (state `Halted`) until a wake IPI, or until the core finds (on
+/// the watchdog's probe, the watchdog core's own tick, or another
+/// interrupt) that it has lost one. Any other wake halts again, same
+/// episode: a probe, a scan tick or a stray interrupt never drains the
+/// inbox unreported. Returns what ended the sleep and, for a lost wakeup,
+/// where it was found.
+fn sleep(core: &CoreSched, me: usize) -> (IdleEvent, Option<FoundAt>) {
+    let watchdog_core = me == watchdog::WATCHDOG_CORE && watchdog::enabled();
     let halted_from = tsc::now();
-    let woke_by = loop {
-        let ipis = COUNTS.wake[me].load(Ordering::Relaxed);
-        let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
-        if let Some(us) = tick_us {
-            lapic::arm_oneshot_us(us);
+    watchdog::halt_begins(me);
+    let woke = if watchdog::check_self(me, false) {
+        (IdleEvent::LostWakeupFound, Some(FoundAt::Halt))
+    } else {
+        loop {
+            let ipis = COUNTS.wake[me].load(Ordering::Relaxed);
+            let probes = COUNTS.probe[me].load(Ordering::Relaxed);
+            let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
+            if watchdog_core {
+                let mut next = core.next_tick_arm_tsc.load(Ordering::Relaxed);
+                watchdog::arm_tick(&mut next);
+                core.next_tick_arm_tsc.store(next, Ordering::Relaxed);
+            }
+            halt::enable_interrupts_and_halt();
+            interrupts::disable();
+            if COUNTS.wake[me].load(Ordering::Relaxed) != ipis {
+                break (IdleEvent::WokeByIpi, None);
+            }
+            let by_tick = watchdog_core && COUNTS.timer[me].load(Ordering::Relaxed) != ticks;
+            let by_probe = COUNTS.probe[me].load(Ordering::Relaxed) != probes;
+            if by_tick {
+                watchdog::scan(me);
+            }
+            let at = if by_tick {
+                FoundAt::Tick
+            } else if by_probe {
+                FoundAt::Probe
+            } else {
+                FoundAt::OtherWake
+            };
+            if watchdog::check_self(me, by_probe && watchdog::probe_is_strict(me)) {
+                break (IdleEvent::LostWakeupFound, Some(at));
+            }
+            // Nothing lost: halt again. A waker that pushes from here on
+            // finds this halt's state and sends the IPI if it must, which
+            // ends the next `hlt` (pending or not).
+            if !by_tick {
+                HISTORIES[me].record(if by_probe {
+                    IdleEvent::WokeByProbe
+                } else {
+                    IdleEvent::WokeOther
+                });
+            }
         }
-        halt::enable_interrupts_and_halt();
-        interrupts::disable();
-        if COUNTS.wake[me].load(Ordering::Relaxed) != ipis {
-            break IdleEvent::WokeByIpi;
-        }
-        if COUNTS.timer[me].load(Ordering::Relaxed) == ticks {
-            break IdleEvent::WokeOther;
-        }
-        if core.wake.state() != State::Halted || core.wake.inbox_len() != 0 {
-            break IdleEvent::WokeByWatchdog;
-        }
-        round_watch::check(me);
-        tick_us = tick_us.map(|us| (us * 2).min(watchdog::MAX_QUIET_TICK_US));
     };
-    // The watchdog timer stays armed: disarming it is another LAPIC access
-    // on the path from wake-up to the woken task (an exit into QEMU under
-    // TCG). If it fires while the core runs, it stays pending (interrupts are
-    // off) and ends the next halt at once as a quiet tick.
+    // The scan tick stays armed: disarming it is another LAPIC access on
+    // the path from wake-up to the woken task (an exit into QEMU under
+    // TCG). If it fires while the core runs, it stays pending (interrupts
+    // are off) and ends the next halt at once as a scan tick.
+    watchdog::halt_ends(me);
     stats::add(&core.stats.halted_ticks, tsc::now() - halted_from);
-    woke_by
+    woke
 }

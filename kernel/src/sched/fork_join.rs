@@ -9,11 +9,11 @@
 //! is released after about log2(n) wakes instead of n - 1 in a row from one
 //! core. Joining is one wake of the caller, by the last worker to finish.
 
+use super::idle_history;
 use super::latch::Latch;
 use super::round_watch;
 use super::task::TaskRef;
 use super::wakeup::{self, JoinHandle, park};
-use super::watchdog;
 use crate::println;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -222,7 +222,7 @@ pub fn dump_stuck_round() {
             task.counts.describe(),
             task.core(),
         );
-        watchdog::HISTORIES[task.core()].print(crate::arch::tsc::now());
+        idle_history::HISTORIES[task.core()].print(crate::arch::tsc::now());
     }
 }
 

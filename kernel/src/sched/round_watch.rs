@@ -3,9 +3,8 @@
 //! wake protocol: a task parked with nobody left to wake it), so neither the
 //! lost-wakeup watchdog nor the host's halted-with-work check would name it.
 //!
-//! The pool stamps each round's start; idle cores look at the stamp on
-//! their quiet watchdog ticks (halted, nothing queued, nothing to do). The
-//! first to find a round older than [`STUCK_ROUND_MS`] prints a state dump
+//! The pool stamps each round's start; the watchdog core looks at the
+//! stamp on its scan ticks. The first time it finds a round older than [`STUCK_ROUND_MS`] prints a state dump
 //! (every core that is not simply idle, the pool's latch and each worker
 //! that has not finished the round, with its parker) and ends the run
 //! failed. With `watchdog=off` there are no ticks: the host's stall
@@ -26,6 +25,8 @@ pub const STUCK_ROUND_MS: u64 = 20_000;
 /// TSC at the start of the round in progress; 0 when none is.
 static STARTED_TSC: AtomicU64 = AtomicU64::new(0);
 static REPORTED: AtomicBool = AtomicBool::new(false);
+/// Rounds begun since boot (any pool).
+static ROUNDS_BEGUN: AtomicU64 = AtomicU64::new(0);
 
 // Relaxed throughout: the stamp is a timestamp compared against a
 // generous threshold, and a stale read only delays or skips one check.
@@ -33,6 +34,12 @@ static REPORTED: AtomicBool = AtomicBool::new(false);
 /// A round starts (called by the pool's caller).
 pub fn begin() {
     STARTED_TSC.store(tsc::now().max(1), Ordering::Relaxed);
+    ROUNDS_BEGUN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Fork-join rounds begun since boot (the seeded point of the IPI faults).
+pub fn rounds_begun() -> u64 {
+    ROUNDS_BEGUN.load(Ordering::Relaxed)
 }
 
 /// The round finished.
@@ -40,7 +47,7 @@ pub fn end() {
     STARTED_TSC.store(0, Ordering::Relaxed);
 }
 
-/// Called by idle core `me` on a quiet watchdog tick: if a round has been
+/// Called by the watchdog core `me` on a scan tick: if a round has been
 /// running for [`STUCK_ROUND_MS`], dumps the state and ends the run failed.
 pub fn check(me: usize) {
     let started = STARTED_TSC.load(Ordering::Relaxed);
@@ -52,7 +59,7 @@ pub fn check(me: usize) {
         return;
     }
     println!(
-        "STUCK ROUND: a fork-join round has not finished after {age_ms} ms; core {me} found it on a quiet watchdog tick. State dump:"
+        "STUCK ROUND: a fork-join round has not finished after {age_ms} ms; core {me} found it on a watchdog scan tick. State dump:"
     );
     core_sched::dump_cores();
     fork_join::dump_stuck_round();

@@ -4,6 +4,7 @@
 use super::core_sched::{self, CoreSched};
 use super::latency::{self, BUCKETS};
 use super::task::WakeKind;
+use super::wake_ipi;
 use crate::arch::{interrupt_vectors, tsc};
 use crate::println;
 use alloc::string::String;
@@ -24,11 +25,12 @@ pub struct SchedStats {
     pub idle_ticks: AtomicU64,
     /// TSC ticks spent inside `sti; hlt`.
     pub halted_ticks: AtomicU64,
-    /// Wake IPIs this core sent to a core it saw `Running` or `DontSleep`
-    /// (neither halted nor about to halt): IPIs nobody needed. Zero by
-    /// construction under `state-machine`, which only IPIs a core it claimed
-    /// from `Halted`.
-    pub ipis_to_running: AtomicU64,
+    /// Halts of this core that a wake IPI ended with work in the inbox:
+    /// the IPIs that were needed, counted by the sleeper. Every other wake
+    /// IPI sent to this core (`wake_ipis_to` minus this) was needless: it
+    /// reached a running core (and ended the next halt at once, or merged
+    /// into one already pending), or ended a halt with nothing to do.
+    pub ipi_wakes_with_work: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner core writes.
@@ -47,7 +49,7 @@ impl SchedStats {
             tasks_finished: AtomicU64::new(0),
             idle_ticks: AtomicU64::new(0),
             halted_ticks: AtomicU64::new(0),
-            ipis_to_running: AtomicU64::new(0),
+            ipi_wakes_with_work: AtomicU64::new(0),
         }
     }
 }
@@ -58,12 +60,13 @@ fn get(c: &AtomicU64) -> u64 {
 
 /// One core's statistics as (JSON key, value) pairs, in report order. The
 /// table and the JSON line are both printed from this list.
-fn core_fields(i: usize, core: &CoreSched) -> [(&'static str, u64); 17] {
+fn core_fields(i: usize, core: &CoreSched) -> [(&'static str, u64); 19] {
     let c = core.wake.counters().snapshot();
     let s = &core.stats;
+    let wake_ipis_to = wake_ipi::sent_to(i);
+    let with_work = get(&s.ipi_wakes_with_work);
     [
         ("ipis_sent", c.ipis_sent),
-        ("ipis_to_running", get(&s.ipis_to_running)),
         ("elided_target_running", c.elided_target_running),
         ("elided_dont_sleep", c.elided_dont_sleep),
         ("elided_already_claimed", c.elided_already_claimed),
@@ -82,6 +85,9 @@ fn core_fields(i: usize, core: &CoreSched) -> [(&'static str, u64); 17] {
             "wake_irqs",
             interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
         ),
+        ("wake_ipis_to", wake_ipis_to),
+        ("ipi_wakes_with_work", with_work),
+        ("needless_ipis", wake_ipis_to.saturating_sub(with_work)),
     ]
 }
 

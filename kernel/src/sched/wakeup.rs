@@ -6,10 +6,9 @@
 //! needs an IPI.
 
 use super::core_sched::{self, switch_to_idle};
-use super::stats;
 use super::task::{Task, TaskCounts, TaskRef, WakeKind};
-use crate::arch::interrupt_vectors::WAKE_VECTOR;
-use crate::arch::{lapic, percpu, tsc};
+use super::{wake_ipi, watchdog};
+use crate::arch::{percpu, tsc};
 use crate::smp::cores;
 use alloc::boxed::Box;
 use vigil_wake::{State, Unparked};
@@ -61,18 +60,17 @@ fn make_runnable(task: TaskRef, stamp: bool) {
         task.stamp_wake(tsc::now(), kind);
     }
     let record = task.clone();
+    watchdog::notify_started(target);
     let outcome = cores[target].wake.send_with(task, &cores[me].wake, || {
         crate::chaos::delay(crate::chaos::Point::BetweenPushAndNotify);
     });
-    crate::chaos::notified(target);
     record.record_notify(me, &outcome);
     if outcome.send_ipi() {
-        if matches!(outcome.observed, Some(State::Running | State::DontSleep)) {
-            stats::add(&cores[me].stats.ipis_to_running, 1);
-        }
         crate::chaos::delay(crate::chaos::Point::BeforeIpi);
-        lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
+        wake_ipi::send_for_protocol(me, target);
     }
+    watchdog::notify_finished(target);
+    crate::chaos::notified(target);
 }
 
 /// Blocks the current task until [`wake`] (returns at once if a wake came

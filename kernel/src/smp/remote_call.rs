@@ -1,6 +1,9 @@
 //! Running a function on another core: a task pinned to that core, joined.
-//! Jobs run with interrupts enabled (tests of IPIs and timers need them) and
-//! restore the scheduler's interrupts-off state when they return.
+//! Jobs run with interrupts disabled, like every task: interrupts are only
+//! ever enabled inside the idle loop's `sti; hlt` (and by the few tests of
+//! IPIs and timers that enable them for their own window, see
+//! `ktest/smp_tests.rs`). If a job leaves them enabled, they are disabled
+//! again when it returns.
 
 use crate::arch::percpu;
 use crate::sched::wakeup::{self, JoinHandle};
@@ -25,7 +28,6 @@ pub struct Pending {
 }
 
 fn run_job(job: &Job, core: usize) -> Result<(), String> {
-    interrupts::enable();
     let result = job(core);
     interrupts::disable();
     result

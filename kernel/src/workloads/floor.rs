@@ -6,10 +6,9 @@
 //! fork-join round released by IPIs to halted cores.
 
 use super::laplace::{self, Grids, LaplaceReport};
-use crate::arch::interrupt_vectors::WAKE_VECTOR;
-use crate::arch::{halt, lapic, tsc};
-use crate::sched::wakeup;
-use crate::smp::cores;
+
+use crate::arch::{halt, tsc};
+use crate::sched::{wake_ipi, wakeup};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -50,7 +49,7 @@ fn worker(floor: &Floor, block: usize) {
         }
         laplace::compute_block(&floor.grids, block);
         if floor.done.fetch_add(1, Ordering::AcqRel) + 1 == floor.workers as u64 - 1 {
-            lapic::send_ipi(cores::apic_id(0), WAKE_VECTOR);
+            wake_ipi::send(0);
         }
     }
 }
@@ -78,7 +77,7 @@ pub fn run(size: usize, iterations: usize) -> LaplaceReport {
         floor.done.store(0, Ordering::Relaxed);
         floor.round.store(iteration as u64 + 1, Ordering::Release);
         for core in 1..workers {
-            lapic::send_ipi(cores::apic_id(core), WAKE_VECTOR);
+            wake_ipi::send(core);
         }
         laplace::compute_block(&floor.grids, 0);
         halt_until(|| floor.done.load(Ordering::Acquire) == workers as u64 - 1);
@@ -87,7 +86,7 @@ pub fn run(size: usize, iterations: usize) -> LaplaceReport {
     interrupts::disable();
     floor.round.store(STOP, Ordering::Release);
     for core in 1..workers {
-        lapic::send_ipi(cores::apic_id(core), WAKE_VECTOR);
+        wake_ipi::send(core);
     }
     for handle in handles {
         handle.join();

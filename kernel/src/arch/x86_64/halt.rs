@@ -14,10 +14,18 @@ use core::arch::asm;
 /// two (two separate calls), the IPI could fire in that gap and the core would
 /// then sleep with the wakeup already spent: the lost wakeup this kernel
 /// exists to prevent.
+///
+/// The block is *not* `nomem`: interrupt handlers write memory (the
+/// per-core interrupt counts the idle loop reads right after this returns
+/// to learn what ended the halt), so the compiler must treat the halt as a
+/// point where any memory may change, and may not move a load of those
+/// counters (or a store the handlers read) across it.
 pub fn enable_interrupts_and_halt() {
     // SAFETY: `sti; hlt` only changes the interrupt flag and waits; the
     // caller's interrupt handlers are installed (IDT loaded before any call).
-    unsafe { asm!("sti", "hlt", options(nomem, nostack)) };
+    // No stack is touched by the asm itself (handlers run on the interrupt
+    // stack frame the CPU pushes, which the Rust ABI leaves room for).
+    unsafe { asm!("sti", "hlt", options(nostack)) };
 }
 
 /// Stops this core for good: interrupts off, halt in a loop (an NMI or SMI

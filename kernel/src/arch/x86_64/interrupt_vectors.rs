@@ -10,6 +10,10 @@ use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame};
 
 /// The LAPIC one-shot timer.
 pub const TIMER_VECTOR: u8 = 0x30;
+/// The lost-wakeup probe: the watchdog core asks a halted core to check
+/// itself. Below the wake vector's priority class, so a wake IPI pending at
+/// the same time is delivered first.
+pub const PROBE_VECTOR: u8 = 0x31;
 /// The wake IPI: ends a halt, nothing more.
 pub const WAKE_VECTOR: u8 = 0x40;
 /// An IPI for tests (calls the registered test hook).
@@ -33,6 +37,8 @@ pub struct IrqCounts {
     pub timer_last_tsc: [AtomicU64; MAX_CORES],
     /// Test-vector IPIs received.
     pub test: [AtomicU64; MAX_CORES],
+    /// Lost-wakeup probes received.
+    pub probe: [AtomicU64; MAX_CORES],
     /// Spurious interrupts.
     pub spurious: [AtomicU64; MAX_CORES],
 }
@@ -43,6 +49,7 @@ pub static COUNTS: IrqCounts = IrqCounts {
     timer: [const { AtomicU64::new(0) }; MAX_CORES],
     timer_last_tsc: [const { AtomicU64::new(0) }; MAX_CORES],
     test: [const { AtomicU64::new(0) }; MAX_CORES],
+    probe: [const { AtomicU64::new(0) }; MAX_CORES],
     spurious: [const { AtomicU64::new(0) }; MAX_CORES],
 };
 
@@ -69,6 +76,7 @@ pub fn install(idt: &mut InterruptDescriptorTable) {
     idt[TIMER_VECTOR].set_handler_fn(timer);
     idt[WAKE_VECTOR].set_handler_fn(wake);
     idt[TEST_VECTOR].set_handler_fn(test);
+    idt[PROBE_VECTOR].set_handler_fn(probe);
     idt[ERROR_VECTOR].set_handler_fn(error);
     idt[SPURIOUS_VECTOR].set_handler_fn(spurious);
 }
@@ -82,6 +90,11 @@ extern "x86-interrupt" fn timer(_frame: InterruptStackFrame) {
 
 extern "x86-interrupt" fn wake(_frame: InterruptStackFrame) {
     COUNTS.wake[percpu::current_index()].fetch_add(1, Ordering::Relaxed);
+    lapic::eoi();
+}
+
+extern "x86-interrupt" fn probe(_frame: InterruptStackFrame) {
+    COUNTS.probe[percpu::current_index()].fetch_add(1, Ordering::Relaxed);
     lapic::eoi();
 }
 
