@@ -139,7 +139,6 @@ fn quick_bench_writes_every_field() {
                     &[
                         "core",
                         "ipis_sent",
-                        "ipis_to_running",
                         "elided_target_running",
                         "elided_dont_sleep",
                         "elided_already_claimed",
@@ -155,6 +154,9 @@ fn quick_bench_writes_every_field() {
                         "idle_us",
                         "halted_us",
                         "wake_irqs",
+                        "wake_ipis_to",
+                        "ipi_wakes_with_work",
+                        "needless_ipis",
                     ],
                 );
             }
@@ -164,7 +166,9 @@ fn quick_bench_writes_every_field() {
                 &[
                     "cores",
                     "ipis_sent",
-                    "ipis_to_running",
+                    "wake_ipis_to",
+                    "ipi_wakes_with_work",
+                    "needless_ipis",
                     "wakeups",
                     "spurious_wakeups",
                     "halts",
@@ -192,8 +196,7 @@ fn quick_bench_writes_every_field() {
                 "ipis_per_core",
                 "wakeups_per_core",
                 "spurious_per_core",
-                "ipis_to_running_share",
-                "ipis_not_ending_a_halt_share",
+                "needless_ipi_share",
                 "wake_latency",
                 "idle_host_cpu",
                 "ratio_to_state_machine",

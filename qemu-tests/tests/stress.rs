@@ -16,7 +16,7 @@ use qemu_tests::kernel;
 use xtask::run_class::RunClass;
 use xtask::stress_runner::{StressConfig, StressRun, run_stress};
 use xtask::stuck_cores::HALTED_WITH_WORK;
-use xtask::{WakePolicy, Watchdog};
+use xtask::{IpiFault, WakePolicy, Watchdog};
 
 /// Boots per campaign.
 const MAX_BOOTS: u32 = 6;
@@ -48,6 +48,102 @@ fn campaign(policy: WakePolicy, watchdog: Watchdog, stop_at_first_failure: bool)
     run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
 }
 
+/// Boots per IPI-fault campaign, and their cores: every boot must be caught.
+const FAULT_BOOTS: u32 = 3;
+const FAULT_SMP: u32 = 4;
+/// A 4-vCPU debug guest prints its result within a second or two.
+const FAULT_STALL_S: u64 = 10;
+
+fn fault_campaign(fault: IpiFault, watchdog: Watchdog) -> Vec<StressRun> {
+    let config = StressConfig {
+        watchdog,
+        fault: Some(fault),
+        iterations: Some(100),
+        base_seed: BASE_SEED,
+        stall_s: FAULT_STALL_S,
+        timeout_s: 300,
+        jobs: 1,
+        ..StressConfig::new(vec![FAULT_SMP], FAULT_BOOTS, WakePolicy::StateMachine)
+    };
+    run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
+}
+
+/// The core the fault left without its IPI, from the kernel's
+/// `fault=... fired: core F claimed core T ...` line.
+fn claimed_core(run: &StressRun) -> u32 {
+    run.serial
+        .lines()
+        .find_map(|line| {
+            let rest = line.split(" fired: core ").nth(1)?;
+            let claimed = rest.split(" claimed core ").nth(1)?;
+            claimed.split_whitespace().next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.serial))
+}
+
+fn assert_caught_in_guest(fault: IpiFault) {
+    let runs = fault_campaign(fault, Watchdog::Ms(20));
+    assert_eq!(runs.len(), FAULT_BOOTS as usize);
+    for run in &runs {
+        assert_eq!(run.class, RunClass::LostWakeups, "{}", summary(&runs));
+        let victim = claimed_core(run);
+        let named = format!("LOST WAKEUP on core {victim}: ");
+        assert!(
+            run.lost_wakeups
+                .reports
+                .iter()
+                .any(|report| report.starts_with(&named)),
+            "no report names core {victim}:\n{}",
+            run.serial
+        );
+    }
+}
+
+fn assert_caught_by_the_host(fault: IpiFault) {
+    let runs = fault_campaign(fault, Watchdog::Off);
+    assert_eq!(runs.len(), FAULT_BOOTS as usize);
+    for run in &runs {
+        assert_eq!(run.class, RunClass::Stuck, "{}", summary(&runs));
+        let victim = claimed_core(run);
+        let report = run
+            .examination
+            .as_ref()
+            .expect("a stuck run is examined")
+            .report();
+        let accused: Vec<&str> = report
+            .lines()
+            .filter(|line| line.contains(HALTED_WITH_WORK))
+            .collect();
+        assert_eq!(accused.len(), 1, "{report}");
+        assert!(
+            accused[0]
+                .trim_start()
+                .starts_with(&format!("core {victim} ")),
+            "expected core {victim}:\n{report}"
+        );
+    }
+}
+
+#[test]
+fn a_dropped_ipi_is_reported_in_guest_naming_the_core_in_every_boot() {
+    assert_caught_in_guest(IpiFault::DroppedIpi);
+}
+
+#[test]
+fn a_misdirected_ipi_is_reported_in_guest_naming_the_core_in_every_boot() {
+    assert_caught_in_guest(IpiFault::MisdirectedIpi);
+}
+
+#[test]
+fn a_dropped_ipi_without_watchdog_hangs_and_the_host_names_the_core() {
+    assert_caught_by_the_host(IpiFault::DroppedIpi);
+}
+
+#[test]
+fn a_misdirected_ipi_without_watchdog_hangs_and_the_host_names_the_core() {
+    assert_caught_by_the_host(IpiFault::MisdirectedIpi);
+}
+
 fn summary(runs: &[StressRun]) -> String {
     runs.iter()
         .map(|run| {
@@ -61,7 +157,7 @@ fn summary(runs: &[StressRun]) -> String {
 
 #[test]
 fn racy_flag_with_chaos_at_16_cores_loses_wakeups_the_watchdog_catches() {
-    let runs = campaign(WakePolicy::RacyFlag, Watchdog::Ms(200), true);
+    let runs = campaign(WakePolicy::RacyFlag, Watchdog::Ms(20), true);
     let caught = runs
         .iter()
         .find(|run| run.class == RunClass::LostWakeups)
@@ -120,7 +216,7 @@ fn racy_flag_without_watchdog_hangs_and_the_host_names_a_halted_core_with_work()
 
 #[test]
 fn state_machine_survives_the_same_stress() {
-    let runs = campaign(WakePolicy::StateMachine, Watchdog::Ms(200), false);
+    let runs = campaign(WakePolicy::StateMachine, Watchdog::Ms(20), false);
     assert_eq!(runs.len(), MAX_BOOTS as usize);
     let failed: Vec<&StressRun> = runs.iter().filter(|run| !run.class.is_pass()).collect();
     assert!(failed.is_empty(), "failures:\n{}", summary(&runs));

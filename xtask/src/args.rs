@@ -97,21 +97,48 @@ impl fmt::Display for WakePolicy {
     }
 }
 
+/// An IPI fault injected into stress boots (`fault=`): the detectors must
+/// catch every boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum IpiFault {
+    /// A waker claims a halted core and sends no wake IPI.
+    DroppedIpi,
+    /// A waker claims a halted core and sends its wake IPI to another core.
+    MisdirectedIpi,
+}
+
+impl IpiFault {
+    /// The kernel's `fault=` value.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Self::DroppedIpi => "dropped-ipi",
+            Self::MisdirectedIpi => "misdirected-ipi",
+        }
+    }
+}
+
+impl fmt::Display for IpiFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kernel_name())
+    }
+}
+
 /// The in-guest watchdog setting (`watchdog=off|MS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Watchdog {
     /// No watchdog: cores are truly tickless; a lost wakeup hangs the guest.
     Off,
-    /// Rescue (and report) a task that waited this many ms in a halted
-    /// core's inbox.
+    /// Lost-wakeup checks on: every core at its halt, and the watchdog
+    /// core's scan (probes) every this many ms.
     Ms(u32),
 }
 
-/// Watchdog deadlines the kernel accepts, ms.
+/// Watchdog scan periods the kernel accepts, ms.
 pub const WATCHDOG_MS_RANGE: RangeInclusive<u32> = 1..=60_000;
-/// The kernel's default watchdog deadline, ms.
-pub const DEFAULT_WATCHDOG_MS: u32 = 200;
+/// The kernel's default watchdog scan period, ms.
+pub const DEFAULT_WATCHDOG_MS: u32 = 20;
 /// Grid sides the kernel accepts (`size=`).
 pub const GRID_SIZE_RANGE: RangeInclusive<u32> = 4..=4096;
 /// Iteration counts the kernel accepts (`iterations=`).

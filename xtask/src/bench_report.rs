@@ -51,10 +51,9 @@ pub struct ConfigSummary {
     pub wakeups_per_core: Option<Spread>,
     /// Wakeups with nothing to do per core.
     pub spurious_per_core: Option<Spread>,
-    /// Kernel-counted IPIs to a core the waker saw running, over IPIs sent.
-    pub ipis_to_running_share: Option<Spread>,
-    /// Sleeper-side estimate: IPIs that did not end a halt, over IPIs sent.
-    pub ipis_not_ending_a_halt_share: Option<Spread>,
+    /// Wake IPIs that ended no halt with work waiting, over wake IPIs sent,
+    /// both counted at the destination (the sleeper's side).
+    pub needless_ipi_share: Option<Spread>,
     /// Wake latency per target state.
     pub wake_latency: BTreeMap<String, LatencySpread>,
     /// Idle workload: QEMU CPU-s per wall-s.
@@ -101,13 +100,8 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 ipis_per_core: per_core(|totals| totals.ipis_sent),
                 wakeups_per_core: per_core(|totals| totals.wakeups),
                 spurious_per_core: per_core(|totals| totals.spurious_wakeups),
-                ipis_to_running_share: Spread::of(
-                    ok.iter()
-                        .filter_map(|run| run.totals?.ipis_to_running_share()),
-                ),
-                ipis_not_ending_a_halt_share: Spread::of(
-                    ok.iter()
-                        .filter_map(|run| run.totals?.ipis_not_ending_a_halt_share()),
+                needless_ipi_share: Spread::of(
+                    ok.iter().filter_map(|run| run.totals?.needless_ipi_share()),
                 ),
                 wake_latency: latency(&ok),
                 idle_host_cpu: Spread::of(
@@ -287,7 +281,7 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         }
         let _ = writeln!(
             out,
-            "  per core, medians: IPIs sent / wakeups / spurious wakeups; IPIs to a running core (share of IPIs sent); the floor's bare IPIs are outside the protocol's counters"
+            "  per core, medians: IPIs sent / wakeups / spurious wakeups; needless IPIs (share of wake IPIs, counted at their destination, that ended no halt with work waiting); the floor's bare IPIs are outside the protocol's counters"
         );
         table_by_variant(&mut out, config, summaries, section, |summary| {
             let median = |spread: Option<Spread>| {
@@ -304,7 +298,7 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
                 median(summary.ipis_per_core),
                 median(summary.wakeups_per_core),
                 median(summary.spurious_per_core),
-                percent(summary.ipis_to_running_share)
+                percent(summary.needless_ipi_share)
             )
         });
     }
@@ -423,12 +417,8 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
             "compute-heavy: (median time_ms at 1 core / min(cores, host_cores)) / median time_ms",
         ),
         (
-            "ipis_to_running_share",
-            "sum over cores of ipis_to_running / sum of ipis_sent (the kernel counts an IPI to a core the waker saw Running or DontSleep)",
-        ),
-        (
-            "ipis_not_ending_a_halt_share",
-            "(sum ipis_sent - min(sum wake_irqs, sum wakeups)) / sum ipis_sent: a sleeper-side cross-check",
+            "needless_ipi_share",
+            "sum over cores of needless_ipis / sum of wake_ipis_to, both per destination: wake IPIs (ICR writes) that ended no halt of their destination with work waiting, counted by the sleeper (ipi_wakes_with_work)",
         ),
         ("per_core", "sum over cores / number of cores"),
         (

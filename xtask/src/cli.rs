@@ -104,9 +104,13 @@ pub struct StressArgs {
     /// Seeded random delays and holds at the protocol's critical points (`chaos=on`).
     #[arg(long)]
     pub chaos: bool,
-    /// In-guest watchdog deadline in ms, or `off` (default 200).
+    /// In-guest watchdog scan period in ms, or `off` (default 20).
     #[arg(long, value_name = "MS|off", value_parser = args::parse_watchdog)]
     pub watchdog_ms: Option<Watchdog>,
+    /// Inject an IPI fault into every boot (`fault=`, at a seeded round):
+    /// every boot must then be caught, as a lost wakeup or a stuck core.
+    #[arg(long, value_enum)]
+    pub fault: Option<args::IpiFault>,
     /// Laplace grid side (4..=4096; kernel default 64).
     #[arg(long, value_name = "N", value_parser = args::parse_grid_size)]
     pub size: Option<u32>,

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{WakePolicy, Watchdog};
+use crate::args::{IpiFault, WakePolicy, Watchdog};
 
 /// `workload=` values xtask drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -55,6 +55,8 @@ pub struct KernelParams {
     pub iterations: Option<u32>,
     /// `idle_ms=`.
     pub idle_ms: Option<u32>,
+    /// `fault=` (an IPI fault).
+    pub fault: Option<IpiFault>,
 }
 
 impl KernelParams {
@@ -75,6 +77,9 @@ impl KernelParams {
         }
         if let Some(watchdog) = self.watchdog {
             params.push(format!("watchdog={}", watchdog.param_value()));
+        }
+        if let Some(fault) = self.fault {
+            params.push(format!("fault={fault}"));
         }
         if let Some(size) = self.size {
             params.push(format!("size={size}"));
@@ -104,10 +109,11 @@ mod tests {
             size: Some(64),
             iterations: Some(300),
             idle_ms: None,
+            fault: Some(IpiFault::DroppedIpi),
         };
         assert_eq!(
             params.to_params().join(" "),
-            "workload=laplace policy=racy-flag seed=7 chaos=on watchdog=off size=64 iterations=300"
+            "workload=laplace policy=racy-flag seed=7 chaos=on watchdog=off fault=dropped-ipi size=64 iterations=300"
         );
         assert!(KernelParams::default().to_params().is_empty());
         let idle = KernelParams {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::args::{self, Feature, WakePolicy, Watchdog};
+use crate::args::{self, Feature, IpiFault, WakePolicy, Watchdog};
 use crate::error::{Result, XtaskError};
 use crate::job_pool::run_jobs;
 use crate::kernel_build::{BuildConfig, KernelArtifacts};
@@ -42,6 +42,8 @@ pub struct StressConfig {
     pub chaos: bool,
     /// `watchdog=`.
     pub watchdog: Watchdog,
+    /// `fault=`: an IPI fault in every boot.
+    pub fault: Option<IpiFault>,
     /// `size=` (kernel default when `None`).
     pub size: Option<u32>,
     /// `iterations=` (kernel default when `None`).
@@ -70,6 +72,7 @@ impl StressConfig {
             policy: Some(policy),
             chaos: false,
             watchdog: Watchdog::Ms(args::DEFAULT_WATCHDOG_MS),
+            fault: None,
             size: None,
             iterations: None,
             base_seed: 1,
@@ -88,9 +91,10 @@ impl StressConfig {
         }
     }
 
-    /// Whether every failure is a bug (all but `racy-flag`).
+    /// Whether every failure is a bug (all but `racy-flag` and injected
+    /// faults, whose failures are the point).
     pub fn expects_no_failures(&self) -> bool {
-        self.policy.is_none_or(WakePolicy::is_correct)
+        self.fault.is_none() && self.policy.is_none_or(WakePolicy::is_correct)
     }
 
     /// Checks what the command line checks; errors are usage errors.
@@ -150,6 +154,7 @@ impl StressConfig {
                     size: self.size,
                     iterations: self.iterations,
                     idle_ms: None,
+                    fault: self.fault,
                 }
                 .to_params();
                 planned.push(PlannedRun {
@@ -329,14 +334,14 @@ mod tests {
         assert_eq!(
             first.params.join(" "),
             format!(
-                "workload=laplace policy=racy-flag seed={} chaos=off watchdog=200",
+                "workload=laplace policy=racy-flag seed={} chaos=off watchdog=20",
                 first.seed
             )
         );
         assert_eq!(
             first.reproduce,
             format!(
-                "cargo xtask run --smp 16 workload=laplace policy=racy-flag seed={} chaos=off watchdog=200",
+                "cargo xtask run --smp 16 workload=laplace policy=racy-flag seed={} chaos=off watchdog=20",
                 first.seed
             )
         );

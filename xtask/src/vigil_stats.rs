@@ -37,11 +37,6 @@ pub struct CoreStats {
     pub core: u32,
     /// Wake IPIs this core sent.
     pub ipis_sent: u64,
-    /// Of those, IPIs to a core this waker saw `Running` or `DontSleep`
-    /// (neither halted nor about to halt): IPIs nobody needed. (Absent
-    /// from kernels older than the counter: read as 0.)
-    #[serde(default)]
-    pub ipis_to_running: u64,
     /// Notifications it skipped because the target was running.
     pub elided_target_running: u64,
     /// ... because it turned a halting target into DontSleep.
@@ -72,6 +67,16 @@ pub struct CoreStats {
     pub halted_us: u64,
     /// Wake-vector interrupts it took.
     pub wake_irqs: u64,
+    /// Wake IPIs sent to it (ICR writes with it as destination, counted by
+    /// the senders): what the host's QEMU-trace oracle compares.
+    pub wake_ipis_to: u64,
+    /// Its halts that a wake IPI ended with work in its inbox (counted by
+    /// this core, the sleeper): the IPIs that were needed.
+    pub ipi_wakes_with_work: u64,
+    /// `wake_ipis_to - ipi_wakes_with_work`: IPIs sent to it that ended no
+    /// halt with work waiting (it was running, the IPI merged into one
+    /// already pending, or the halt it ended had nothing to do).
+    pub needless_ipis: u64,
 }
 
 /// Percentiles of one wake-latency histogram (bucket upper bounds).
@@ -92,8 +97,12 @@ pub struct StatsTotals {
     pub cores: u64,
     /// Wake IPIs sent, all cores.
     pub ipis_sent: u64,
-    /// Wake IPIs sent to a core seen running, all cores.
-    pub ipis_to_running: u64,
+    /// Wake IPIs sent to each core (destination side), all cores.
+    pub wake_ipis_to: u64,
+    /// Halts ended by a wake IPI with work waiting, all cores.
+    pub ipi_wakes_with_work: u64,
+    /// Needless wake IPIs (destination side), all cores.
+    pub needless_ipis: u64,
     /// Wakeups from a halt, all cores.
     pub wakeups: u64,
     /// Wakeups with nothing to do, all cores.
@@ -114,24 +123,12 @@ impl StatsTotals {
         }
     }
 
-    /// Share of wake IPIs sent to a core the waker saw running (the
-    /// kernel's `ipis_to_running` over `ipis_sent`). `None` without IPIs.
-    pub fn ipis_to_running_share(&self) -> Option<f64> {
-        (self.ipis_sent > 0).then(|| self.ipis_to_running as f64 / self.ipis_sent as f64)
-    }
-
-    /// A cross-check of [`StatsTotals::ipis_to_running_share`] from the
-    /// sleeper side: the share of wake IPIs that did not end a halt,
-    /// `(ipis_sent - min(wake_irqs, wakeups)) / ipis_sent` (a wake IRQ
-    /// taken while running is not a wakeup; a wakeup can also come from
-    /// another interrupt, hence the min; IPIs that coalesce into one IRQ
-    /// count as not ending a halt). `None` without IPIs.
-    pub fn ipis_not_ending_a_halt_share(&self) -> Option<f64> {
-        if self.ipis_sent == 0 {
-            return None;
-        }
-        let ended_a_halt = self.wake_irqs.min(self.wakeups).min(self.ipis_sent);
-        Some((self.ipis_sent - ended_a_halt) as f64 / self.ipis_sent as f64)
+    /// Share of wake IPIs, counted at their destination, that ended no
+    /// halt with work waiting (`needless_ipis / wake_ipis_to`): measured
+    /// by the sleepers, not by what the wakers decided. `None` without
+    /// IPIs.
+    pub fn needless_ipi_share(&self) -> Option<f64> {
+        (self.wake_ipis_to > 0).then(|| self.needless_ipis as f64 / self.wake_ipis_to as f64)
     }
 }
 
@@ -160,7 +157,9 @@ impl VigilStats {
         };
         for core in &self.cores {
             totals.ipis_sent += core.ipis_sent;
-            totals.ipis_to_running += core.ipis_to_running;
+            totals.wake_ipis_to += core.wake_ipis_to;
+            totals.ipi_wakes_with_work += core.ipi_wakes_with_work;
+            totals.needless_ipis += core.needless_ipis;
             totals.wakeups += core.wakeups;
             totals.spurious_wakeups += core.spurious_wakeups;
             totals.halts += core.halts;
@@ -175,7 +174,7 @@ mod tests {
     use super::*;
 
     /// A real line from a 2-core `cargo xtask run` (trimmed to two cores).
-    const LINE: &str = r#"[c0] VIGIL-STATS {"label":"laplace","policy":"state-machine","tsc_ticks_per_ms":2627072,"cores":[{"core":0,"ipis_sent":2484,"elided_target_running":8,"elided_dont_sleep":1,"elided_already_claimed":0,"elided_already_pending":0,"elided_self_target":0,"elided_polling":0,"inbox_pushes":2493,"halts":991,"wakeups":991,"spurious_wakeups":0,"switches":993,"tasks_finished":0,"idle_us":2831710,"halted_us":2809965,"wake_irqs":991},{"core":1,"ipis_sent":37,"elided_target_running":0,"elided_dont_sleep":0,"elided_already_claimed":0,"elided_already_pending":0,"elided_self_target":0,"elided_polling":0,"inbox_pushes":37,"halts":1004,"wakeups":1002,"spurious_wakeups":1,"switches":1002,"tasks_finished":1,"idle_us":2937976,"halted_us":2921241,"wake_irqs":1002}],"wake_latency_us":{"local":{"samples":0,"p50":0,"p99":0},"running":{"samples":9,"p50":2793,"p99":3193},"halting":{"samples":1,"p50":3193,"p99":3193},"halted":{"samples":3472,"p50":1396,"p99":4789}}}"#;
+    const LINE: &str = r#"[c0] VIGIL-STATS {"label":"laplace","policy":"state-machine","tsc_ticks_per_ms":2627072,"cores":[{"core":0,"ipis_sent":2484,"elided_target_running":8,"elided_dont_sleep":1,"elided_already_claimed":0,"elided_already_pending":0,"elided_self_target":0,"elided_polling":0,"inbox_pushes":2493,"halts":991,"wakeups":991,"spurious_wakeups":0,"switches":993,"tasks_finished":0,"idle_us":2831710,"halted_us":2809965,"wake_irqs":991,"wake_ipis_to":37,"ipi_wakes_with_work":37,"needless_ipis":0},{"core":1,"ipis_sent":37,"elided_target_running":0,"elided_dont_sleep":0,"elided_already_claimed":0,"elided_already_pending":0,"elided_self_target":0,"elided_polling":0,"inbox_pushes":37,"halts":1004,"wakeups":1002,"spurious_wakeups":1,"switches":1002,"tasks_finished":1,"idle_us":2937976,"halted_us":2921241,"wake_irqs":1002,"wake_ipis_to":2484,"ipi_wakes_with_work":1001,"needless_ipis":1483}],"wake_latency_us":{"local":{"samples":0,"p50":0,"p99":0},"running":{"samples":9,"p50":2793,"p99":3193},"halting":{"samples":1,"p50":3193,"p99":3193},"halted":{"samples":3472,"p50":1396,"p99":4789}}}"#;
 
     #[test]
     fn the_kernel_line_parses() {
@@ -190,14 +189,8 @@ mod tests {
         assert_eq!(totals.ipis_sent, 2521);
         assert_eq!(totals.wakeups, 1993);
         assert_eq!(totals.per_core(totals.wakeups), 996.5);
-        // The sample predates the counter: it reads as 0.
-        assert_eq!(totals.ipis_to_running, 0);
-        let newer = LINE.replace(
-            "\"ipis_sent\":37,",
-            "\"ipis_sent\":37,\"ipis_to_running\":5,",
-        );
-        let stats = VigilStats::find_in(&newer).unwrap().unwrap();
-        assert_eq!(stats.cores[1].ipis_to_running, 5);
+        assert_eq!(totals.wake_ipis_to, 2521);
+        assert_eq!(totals.needless_ipis, 1483);
     }
 
     #[test]
@@ -208,22 +201,15 @@ mod tests {
     }
 
     #[test]
-    fn ipi_share_to_running_cores() {
+    fn needless_share_is_measured_at_the_destination() {
         let totals = StatsTotals {
             cores: 4,
-            ipis_sent: 100,
-            wakeups: 30,
-            wake_irqs: 40,
+            wake_ipis_to: 100,
+            ipi_wakes_with_work: 70,
+            needless_ipis: 30,
             ..StatsTotals::default()
         };
-        assert_eq!(totals.ipis_not_ending_a_halt_share(), Some(0.7));
-        assert_eq!(totals.ipis_to_running_share(), Some(0.0));
-        let totals = StatsTotals {
-            ipis_to_running: 25,
-            ..totals
-        };
-        assert_eq!(totals.ipis_to_running_share(), Some(0.25));
-        assert_eq!(StatsTotals::default().ipis_to_running_share(), None);
-        assert_eq!(StatsTotals::default().ipis_not_ending_a_halt_share(), None);
+        assert_eq!(totals.needless_ipi_share(), Some(0.3));
+        assert_eq!(StatsTotals::default().needless_ipi_share(), None);
     }
 }
