@@ -124,6 +124,45 @@ fn assert_caught_by_the_host(fault: IpiFault) {
     }
 }
 
+fn oracle_campaign(fault: Option<IpiFault>) -> Vec<StressRun> {
+    let config = StressConfig {
+        fault,
+        ipi_oracle: true,
+        iterations: Some(100),
+        base_seed: BASE_SEED,
+        stall_s: FAULT_STALL_S,
+        timeout_s: 300,
+        jobs: 1,
+        ..StressConfig::new(vec![FAULT_SMP], FAULT_BOOTS, WakePolicy::StateMachine)
+    };
+    run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
+}
+
+/// QEMU's own count of wake-vector ICR writes equals the guest's in every
+/// boot; a guest that leaves one IPI out of its count fails every boot as
+/// an IPI count mismatch, off by exactly one.
+#[test]
+fn qemu_counts_the_same_wake_ipis_as_the_guest_and_catches_one_miscounted() {
+    let honest = oracle_campaign(None);
+    for run in &honest {
+        assert_eq!(run.class, RunClass::Passed, "{}", summary(&honest));
+        let check = run.ipi_oracle.expect("the oracle compared");
+        assert!(check.guest_wake_ipis > 0, "{}", check.describe());
+        assert!(check.matches(), "{}", check.describe());
+    }
+    let miscounted = oracle_campaign(Some(IpiFault::MiscountedIpi));
+    for run in &miscounted {
+        assert_eq!(
+            run.class,
+            RunClass::IpiCountMismatch,
+            "{}",
+            summary(&miscounted)
+        );
+        let check = run.ipi_oracle.expect("the oracle compared");
+        assert_eq!(check.qemu_wake_ipis, check.guest_wake_ipis + 1);
+    }
+}
+
 #[test]
 fn a_dropped_ipi_is_reported_in_guest_naming_the_core_in_every_boot() {
     assert_caught_in_guest(IpiFault::DroppedIpi);

@@ -106,6 +106,9 @@ pub enum IpiFault {
     DroppedIpi,
     /// A waker claims a halted core and sends its wake IPI to another core.
     MisdirectedIpi,
+    /// One wake IPI is sent but left out of the guest's count: for the
+    /// QEMU-trace oracle (`--ipi-oracle`) to catch.
+    MiscountedIpi,
 }
 
 impl IpiFault {
@@ -114,6 +117,7 @@ impl IpiFault {
         match self {
             Self::DroppedIpi => "dropped-ipi",
             Self::MisdirectedIpi => "misdirected-ipi",
+            Self::MiscountedIpi => "miscounted-ipi",
         }
     }
 }

@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// Wait for gdb on :1234 before running (disables the timeout).
     #[arg(long)]
     pub gdb: bool,
+    /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
+    /// fail the run if the guest's own count differs (xAPIC mode).
+    #[arg(long)]
+    pub ipi_oracle: bool,
     /// Kernel boot parameters, `key=value` each (e.g. `workload=laplace size=64`).
     #[arg(value_name = "KEY=VALUE", value_parser = args::parse_param)]
     pub params: Vec<String>,
@@ -111,6 +115,10 @@ pub struct StressArgs {
     /// every boot must then be caught, as a lost wakeup or a stuck core.
     #[arg(long, value_enum)]
     pub fault: Option<args::IpiFault>,
+    /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
+    /// fail a boot whose own count differs (xAPIC mode).
+    #[arg(long)]
+    pub ipi_oracle: bool,
     /// Laplace grid side (4..=4096; kernel default 64).
     #[arg(long, value_name = "N", value_parser = args::parse_grid_size)]
     pub size: Option<u32>,

@@ -13,6 +13,7 @@ pub mod debug_table;
 pub mod error;
 pub mod guest_registers;
 pub mod install;
+pub mod ipi_oracle;
 pub mod job_pool;
 pub mod kernel_build;
 pub mod kernel_params;

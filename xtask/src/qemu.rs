@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::args::{self, Machine};
 use crate::error::{Result, XtaskError};
 use crate::install;
+use crate::ipi_oracle::IpiOracleCheck;
 use crate::kernel_build::KernelArtifacts;
 use crate::laplace_check::{self, ChecksumCheck};
 use crate::monitor::Monitor;
@@ -22,6 +23,7 @@ use crate::run_output::{DebugTableLocation, parse_debug_table_line};
 use crate::stuck_cores::{self, GuestExamination};
 use crate::test_output::strip_core_prefix;
 use crate::verdict::{self, QemuExit, Verdict};
+use crate::vigil_stats::VigilStats;
 use crate::workspace::display_command;
 
 /// Default number of vCPUs.
@@ -59,6 +61,10 @@ pub struct RunConfig {
     /// record when (since QEMU started) and how much CPU time QEMU had used
     /// ([`RunOutcome::marks`]).
     pub marks: Vec<String>,
+    /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
+    /// compare them with the guest's count ([`RunOutcome::ipi_oracle`]); a
+    /// difference turns a success into [`Verdict::IpiCountMismatch`].
+    pub ipi_oracle: bool,
 }
 
 impl Default for RunConfig {
@@ -74,6 +80,7 @@ impl Default for RunConfig {
             registers_on_timeout: false,
             stall_s: None,
             marks: Vec::new(),
+            ipi_oracle: false,
         }
     }
 }
@@ -133,6 +140,10 @@ pub struct RunOutcome {
     pub checksum_checks: Vec<ChecksumCheck>,
     /// The lines [`RunConfig::marks`] asked to time, in order.
     pub marks: Vec<LineMark>,
+    /// QEMU's count of wake IPIs against the guest's, when
+    /// [`RunConfig::ipi_oracle`] asked for it and the guest printed its
+    /// statistics in xAPIC mode.
+    pub ipi_oracle: Option<IpiOracleCheck>,
 }
 
 /// When a marked serial line appeared.
@@ -159,6 +170,11 @@ impl RunOutcome {
             (Verdict::ChecksumMismatch, Some(check)) => {
                 format!("checksum mismatch: {}", check.describe())
             }
+            (Verdict::IpiCountMismatch, _) => format!(
+                "IPI count mismatch: {}",
+                self.ipi_oracle
+                    .map_or_else(|| "no comparison".to_string(), |check| check.describe())
+            ),
             _ => verdict::reason(self.exit),
         }
     }
@@ -263,6 +279,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     fs::copy(source_image, &disk_image)
         .map_err(|err| XtaskError::failed(format!("copying {}: {err}", source_image.display())))?;
     let monitor_socket = run_dir.path().join("monitor.sock");
+    let trace_file = run_dir.path().join("qemu-trace.log");
 
     let mut command = Command::new(qemu);
     command.args(qemu_args(&QemuArgs {
@@ -273,6 +290,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         monitor_socket: &monitor_socket,
         params: &config.params,
         gdb: config.gdb,
+        ipi_trace: config.ipi_oracle.then_some(trace_file.as_path()),
     }));
     let command_line = display_command(&command);
     if config.echo {
@@ -311,9 +329,17 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     let elapsed = started.elapsed();
 
     let checksum_checks = laplace_check::check_serial(&finished.stdout);
+    let ipi_oracle = if config.ipi_oracle {
+        ipi_oracle_check(&trace_file, &finished.stdout)?
+    } else {
+        None
+    };
     let verdict = match Verdict::from_exit(finished.exit) {
         Verdict::Success if laplace_check::first_mismatch(&checksum_checks).is_some() => {
             Verdict::ChecksumMismatch
+        }
+        Verdict::Success if ipi_oracle.is_some_and(|check| !check.matches()) => {
+            Verdict::IpiCountMismatch
         }
         verdict => verdict,
     };
@@ -335,7 +361,27 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         examination,
         checksum_checks,
         marks,
+        ipi_oracle,
     })
+}
+
+/// Compares QEMU's trace with the guest's statistics: `None` when the
+/// guest printed none (a failed boot) or ran in x2APIC mode (its ICR
+/// writes are MSR writes, not in this trace).
+fn ipi_oracle_check(trace_file: &Path, serial: &str) -> Result<Option<IpiOracleCheck>> {
+    let Some(Ok(stats)) = VigilStats::find_in(serial) else {
+        return Ok(None);
+    };
+    if serial.contains("x2APIC mode") {
+        return Ok(None);
+    }
+    let trace = fs::read_to_string(trace_file).map_err(|err| {
+        XtaskError::failed(format!(
+            "reading QEMU's trace {}: {err} (does this QEMU have the log trace backend?)",
+            trace_file.display()
+        ))
+    })?;
+    Ok(Some(IpiOracleCheck::new(&trace, &stats)))
 }
 
 /// Waits until QEMU exits (`None`), the timeout passes or the guest has

@@ -35,6 +35,8 @@ pub struct QemuArgs<'a> {
     pub params: &'a [String],
     /// Start the gdb stub and wait for gdb before running (`-s -S`).
     pub gdb: bool,
+    /// Trace the LAPIC's MMIO writes to this file (the IPI oracle).
+    pub ipi_trace: Option<&'a Path>,
 }
 
 /// QEMU's option parser splits on `,`; a literal comma is written `,,`.
@@ -89,6 +91,13 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
     if args.gdb {
         push(&["-s", "-S"]);
     }
+    if let Some(trace) = args.ipi_trace {
+        push(&[
+            "-trace",
+            &format!("enable={}", crate::ipi_oracle::TRACE_EVENT),
+        ]);
+        push(&["-D", &trace.to_string_lossy()]);
+    }
     out
 }
 
@@ -113,6 +122,7 @@ mod tests {
             monitor_socket: Path::new("/tmp/run/monitor.sock"),
             params,
             gdb: false,
+            ipi_trace: None,
         }
     }
 

@@ -23,6 +23,8 @@ pub enum RunClass {
     LostWakeups,
     /// A result differed from the host's computation.
     ChecksumMismatch,
+    /// The guest's count of wake IPIs differed from QEMU's (the oracle).
+    IpiCountMismatch,
     /// Anything else: panic, exception, triple fault, timeout, missing
     /// result, QEMU error.
     Failed,
@@ -42,6 +44,7 @@ impl fmt::Display for RunClass {
             Self::Stuck => "stuck",
             Self::LostWakeups => "lost wakeups",
             Self::ChecksumMismatch => "checksum mismatch",
+            Self::IpiCountMismatch => "IPI count mismatch",
             Self::Failed => "failed",
         })
     }
@@ -57,6 +60,8 @@ pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, expect_result: bool) -
         RunClass::LostWakeups
     } else if mismatch {
         RunClass::ChecksumMismatch
+    } else if outcome.verdict == Verdict::IpiCountMismatch {
+        RunClass::IpiCountMismatch
     } else if outcome.verdict.is_success()
         && (!expect_result || !outcome.checksum_checks.is_empty())
     {

@@ -30,6 +30,10 @@ pub struct SmpSummary {
     pub lost_wakeups: u64,
     /// Boots with a result that differs from the host's.
     pub checksum_failures: usize,
+    /// Boots whose wake-IPI count differs from QEMU's (the oracle on).
+    pub ipi_count_mismatches: usize,
+    /// Boots the oracle compared (and found equal or not).
+    pub ipi_oracle_checked: usize,
     /// Boots that failed otherwise.
     pub other_failures: usize,
     /// Boots with any detected failure, over boots.
@@ -71,6 +75,8 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                     .iter()
                     .filter(|run| run.checksum_checks.iter().any(|check| !check.matches()))
                     .count(),
+                ipi_count_mismatches: count(RunClass::IpiCountMismatch),
+                ipi_oracle_checked: mine.iter().filter(|run| run.ipi_oracle.is_some()).count(),
                 other_failures: count(RunClass::Failed),
                 detection_rate: if mine.is_empty() {
                     0.0
@@ -122,13 +128,14 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
         "smp",
         "runs",
         "passed",
         "stuck",
         "lost(runs)",
         "checksum",
+        "ipi-count",
         "other",
         "laplace ms med/p90",
         "ipis/core",
@@ -145,13 +152,18 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
             row.smp,
             row.runs,
             row.passed,
             row.stuck,
             format!("{}({})", row.lost_wakeups, row.lost_wakeup_runs),
             row.checksum_failures,
+            if row.ipi_oracle_checked == 0 {
+                "-".to_string()
+            } else {
+                format!("{}/{}", row.ipi_count_mismatches, row.ipi_oracle_checked)
+            },
             row.other_failures,
             laplace,
             median(row.ipis_per_core),

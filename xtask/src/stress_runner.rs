@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::args::{self, Feature, IpiFault, WakePolicy, Watchdog};
 use crate::error::{Result, XtaskError};
+use crate::ipi_oracle::IpiOracleCheck;
 use crate::job_pool::run_jobs;
 use crate::kernel_build::{BuildConfig, KernelArtifacts};
 use crate::kernel_params::{GuestWorkload, KernelParams};
@@ -44,6 +45,8 @@ pub struct StressConfig {
     pub watchdog: Watchdog,
     /// `fault=`: an IPI fault in every boot.
     pub fault: Option<IpiFault>,
+    /// Compare every boot's wake-IPI count with QEMU's trace (the oracle).
+    pub ipi_oracle: bool,
     /// `size=` (kernel default when `None`).
     pub size: Option<u32>,
     /// `iterations=` (kernel default when `None`).
@@ -73,6 +76,7 @@ impl StressConfig {
             chaos: false,
             watchdog: Watchdog::Ms(args::DEFAULT_WATCHDOG_MS),
             fault: None,
+            ipi_oracle: false,
             size: None,
             iterations: None,
             base_seed: 1,
@@ -211,6 +215,8 @@ pub struct StressRun {
     pub stats_error: Option<String>,
     /// The host's examination of a stuck guest.
     pub examination: Option<GuestExamination>,
+    /// QEMU's count of wake IPIs against the guest's (with the oracle on).
+    pub ipi_oracle: Option<IpiOracleCheck>,
     /// The QEMU command line.
     pub qemu_command: String,
     /// Everything the kernel printed.
@@ -261,6 +267,7 @@ fn boot(config: &StressConfig, kernel: &KernelArtifacts, planned: PlannedRun) ->
         params: planned.params.clone(),
         registers_on_timeout: true,
         stall_s: Some(config.stall_s),
+        ipi_oracle: config.ipi_oracle,
         ..RunConfig::default()
     };
     let outcome = match qemu::run(&run_config, kernel) {
@@ -278,6 +285,7 @@ fn boot(config: &StressConfig, kernel: &KernelArtifacts, planned: PlannedRun) ->
                 stats: None,
                 stats_error: None,
                 examination: None,
+                ipi_oracle: None,
                 qemu_command: String::new(),
                 serial: String::new(),
                 qemu_stderr: String::new(),
@@ -301,6 +309,7 @@ fn boot(config: &StressConfig, kernel: &KernelArtifacts, planned: PlannedRun) ->
         stats,
         stats_error,
         examination: outcome.examination,
+        ipi_oracle: outcome.ipi_oracle,
         qemu_command: outcome.command_line,
         serial: outcome.serial,
         qemu_stderr: outcome.qemu_stderr,

@@ -70,6 +70,10 @@ pub enum Verdict {
     /// from the host's computation (set after the run by
     /// [`crate::qemu::run`]; never derived from the exit alone).
     ChecksumMismatch,
+    /// The guest exited with success but its count of wake IPIs differs
+    /// from QEMU's (set after the run by [`crate::qemu::run`] when the IPI
+    /// oracle is on).
+    IpiCountMismatch,
     /// Killed by a signal we did not send.
     Signal(i32),
     /// Any other exit status: QEMU's own error (1: bad option, missing
@@ -165,6 +169,7 @@ impl fmt::Display for Verdict {
             Self::Timeout => f.write_str("timeout"),
             Self::Stuck => f.write_str("stuck"),
             Self::ChecksumMismatch => f.write_str("checksum mismatch"),
+            Self::IpiCountMismatch => f.write_str("IPI count mismatch"),
             Self::Signal(signal) => write!(f, "killed by signal {signal}"),
             Self::QemuError(status) => write!(f, "QEMU exit status {status}"),
         }

@@ -21,6 +21,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         gdb: args.gdb,
         params: args.params.clone(),
         echo: true,
+        ipi_oracle: args.ipi_oracle,
         ..RunConfig::default()
     };
     if args.gdb {
@@ -36,6 +37,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
     eprintln!("xtask: QEMU ran for {:.1} s", outcome.elapsed.as_secs_f64());
     for check in &outcome.checksum_checks {
         println!("{}", check.describe());
+    }
+    if let Some(check) = outcome.ipi_oracle {
+        println!(
+            "vigil: wake IPIs {}: {}",
+            if check.matches() { "match" } else { "DIFFER" },
+            check.describe()
+        );
+    } else if args.ipi_oracle {
+        println!("vigil: no IPI comparison (no statistics line, or x2APIC mode)");
     }
     println!("{}", outcome.verdict_line());
     if outcome.verdict.is_success() {
