@@ -178,6 +178,7 @@ mod tests {
             examination: None,
             checksum_checks: Vec::new(),
             marks,
+            ipi_oracle: None,
         }
     }
 

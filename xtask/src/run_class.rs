@@ -130,6 +130,7 @@ mod tests {
             examination: None,
             checksum_checks,
             marks: Vec::new(),
+            ipi_oracle: None,
         }
     }
 

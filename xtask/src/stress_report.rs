@@ -247,6 +247,7 @@ mod tests {
             stats: None,
             stats_error: None,
             examination: None,
+            ipi_oracle: None,
             qemu_command: String::new(),
             serial: serial.to_string(),
             qemu_stderr: String::new(),
