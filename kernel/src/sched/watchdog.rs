@@ -355,11 +355,10 @@ pub fn report(me: usize, at: FoundAt, batch: &VecDeque<TaskRef>) {
 /// The watchdog core's tick: scans every other core; sends a probe to each
 /// that looks halted on announced work. `me` is the watchdog core.
 pub fn scan(me: usize) {
-    for target in 0..cores::count() {
+    for (target, record) in RECORDS.iter().enumerate().take(cores::count()) {
         if target == me {
             continue;
         }
-        let record = &RECORDS[target];
         // Acquire: pairs with the target's Release in `halt_begins`.
         let episode = record.episode.load(Ordering::Acquire);
         if episode == 0 {
