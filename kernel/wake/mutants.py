@@ -1,24 +1,34 @@
 #!/usr/bin/env python3
-"""Mutation check for the wake protocol's `state-machine` path and the task
-parker.
+"""Mutation run for the wake protocol's `state-machine` path and the task
+parker: every mutant must be killed by the model's own assertion.
 
-The idle core's other writes to the state (prepare's `Halting`, `Running`
-after a `DontSleep` or a wakeup) are plain stores: as swaps, turning them
-back into stores left loom passing, so they were made stores.
+Each mutation below makes one read-modify-write or ordering weaker, or
+breaks one step of the protocol's logic (skip the re-check, commit or claim
+by a plain store, a waker that ignores `Halting`, a `DontSleep` consumed by
+halting anyway, an unpark without its compare-exchange). For each, the
+crate is copied to a scratch directory, the mutation applied, and the loom
+model that covers the mutated file run (`loom_protocol`'s `state_machine`
+tests, or `loom_parker`), under a per-mutant timeout.
 
-For each mutation below (one read-modify-write or ordering in the
-state-machine path or in the parker made weaker), copy the crate to a
-scratch directory, apply the mutation, run the loom model that covers the
-mutated file (`loom_protocol`'s `state_machine` tests, or `loom_parker`),
-and report whether loom failed and with what. Every mutation is expected to make the
-model fail except those marked `expect_pass` (with the reason).
+A mutant counts as killed only if loom failed *with the assertion named
+for it* (the lost-wakeup check, the two-IPIs-for-one-halt check, the
+parker's lost-wake / double-enqueue / missed-data checks, matched by their
+message). A build error, a timeout, a deadlock or any other panic is not a
+kill: it is reported as such and fails the run. Before any mutant, the
+unmutated copy runs every model used and must pass (the baseline), so a
+broken toolchain or a failing model cannot pass as a row of kills.
+
+Mutants marked `equivalent` (with the reason) are expected to survive;
+any other survivor fails the run. The last line is `killed K of N`.
 
 The tree is never modified. Usage, from the repository root:
 
-    python3 kernel/wake/mutants.py [NAME ...]
+    python3 kernel/wake/mutants.py [--quick] [NAME ...]
 
-Takes a few minutes on two cores (one release build per mutant). Needs the
-crates already fetched (it runs cargo with --offline).
+`--quick` runs the subset `cargo xtask test` runs (one mutant per
+assertion and per file, in CI's budget); `cargo xtask mutants` runs them
+all. Needs the crates already fetched (cargo runs with --offline).
+MUTANT_TIMEOUT_S (default 600) bounds one mutant's build and model run.
 """
 
 import os
@@ -32,6 +42,16 @@ import time
 CRATE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(CRATE))
 TARGET = os.path.join(ROOT, "target", "loom-mutants")
+
+# The models' assertion messages (kernel/wake/tests/model/mod.rs and
+# tests/loom_parker.rs): a kill must show one of them.
+LOST_WAKEUP = "lost wakeup"
+TWO_IPIS = "two IPIs for one halt"
+IPI_TO_RUNNING = "IPI sent to a running core"
+LOST_WAKE = "lost wake"
+DOUBLE_ENQUEUE = "two enqueues of one park"
+MISSED_DATA = "missed the published data"
+MISSED_TASK_WRITES = "missed the task's writes"
 
 # (name, file, original text, mutated text, expect_pass reason or None)
 MUTATIONS = [
@@ -199,7 +219,101 @@ PARKER_MUTATIONS = [
     ),
 ]
 
-MUTATIONS += PARKER_MUTATIONS
+# Logic mutants: one protocol step broken, not just weakened.
+LOGIC_MUTATIONS = [
+    (
+        "skip-recheck",
+        "src/idle_state.rs",
+        "Policy::StateMachine => inbox.recheck_for_halt(),",
+        "Policy::StateMachine => { let _ = inbox; 0 }",
+        None,
+    ),
+    (
+        "commit-by-plain-store",
+        "src/idle_state.rs",
+        "match self.compare_exchange(State::Halting, State::Halted) {",
+        "match { self.store(State::Halted); Ok::<State, State>(State::Halting) } {",
+        None,
+    ),
+    (
+        "claim-by-plain-store",
+        "src/idle_state.rs",
+        "match self.compare_exchange(State::Halted, State::Running) {",
+        "match { self.store(State::Running); Ok::<State, State>(State::Halted) } {",
+        None,
+    ),
+    (
+        "waker-ignores-halting",
+        "src/idle_state.rs",
+        "State::Running => Notify::NoIpi(Elided::TargetRunning),",
+        "State::Running | State::Halting => Notify::NoIpi(Elided::TargetRunning),",
+        None,
+    ),
+    (
+        "dont-sleep-consumed-by-halting",
+        "src/idle_state.rs",
+        "self.store(State::Running);\n                        CommitStep::DontSleep",
+        "self.store(State::Halted);\n                        CommitStep::Halt",
+        None,
+    ),
+]
+
+MUTATIONS += PARKER_MUTATIONS + LOGIC_MUTATIONS
+
+# The assertions each mutant may be killed by: one symptom, sometimes seen
+# through two checks (a claim that is not exclusive sends a second IPI,
+# which the model sees either as the second for the halt or as one to the
+# core the first IPI woke; a second enqueue of one park shows as an
+# enqueuer reading an older park's note).
+DOUBLE_IPI = (TWO_IPIS, IPI_TO_RUNNING)
+ENQUEUED_TWICE = (DOUBLE_ENQUEUE, MISSED_TASK_WRITES)
+EXPECT = {
+    "recheck-rmw-to-load": LOST_WAKEUP,
+    "recheck-release-to-relaxed": LOST_WAKEUP,
+    "push-rmw-to-load-store": LOST_WAKEUP,
+    "push-acquire-to-relaxed": LOST_WAKEUP,
+    "commit-cas-to-load-store": LOST_WAKEUP,
+    "dont-sleep-cas-to-load-store": LOST_WAKEUP,
+    "claim-cas-to-load-store": DOUBLE_IPI,
+    "abort-swap-to-store": LOST_WAKEUP,
+    "drain-rmw-to-load-store": LOST_WAKEUP,
+    "park-cas-to-load-store": LOST_WAKE,
+    # Two unparkers' read-then-write lose one's token: a lost wake.
+    "unpark-cas-to-load-store": LOST_WAKE,
+    "unpark-claim-to-load-store": ENQUEUED_TWICE,
+    # The token is consumed without the Acquire pairing of a successful
+    # RMW read: the task runs without the waker's data.
+    "consume-cas-to-load-store": MISSED_DATA,
+    "join-token-rmw-to-load": (MISSED_DATA, LOST_WAKE),
+    "late-consume-swap-to-store": MISSED_DATA,
+    "consume-acquire-to-relaxed": MISSED_DATA,
+    "late-consume-acquire-to-relaxed": MISSED_DATA,
+    "park-release-to-relaxed": MISSED_TASK_WRITES,
+    "unpark-acqrel-to-acquire": MISSED_DATA,
+    "unpark-acqrel-to-release": MISSED_TASK_WRITES,
+    "skip-recheck": LOST_WAKEUP,
+    "commit-by-plain-store": LOST_WAKEUP,
+    "claim-by-plain-store": DOUBLE_IPI,
+    "waker-ignores-halting": LOST_WAKEUP,
+    "dont-sleep-consumed-by-halting": LOST_WAKEUP,
+}
+
+# What `cargo xtask test` runs: each assertion, each mutated file, and the
+# logic mutants that are cheapest to kill.
+QUICK = [
+    "recheck-release-to-relaxed",
+    "push-acquire-to-relaxed",
+    "claim-cas-to-load-store",
+    "skip-recheck",
+    "commit-by-plain-store",
+    "waker-ignores-halting",
+    "dont-sleep-consumed-by-halting",
+    "unpark-claim-to-load-store",
+    "park-cas-to-load-store",
+    "consume-acquire-to-relaxed",
+]
+
+TIMEOUT_S = int(os.environ.get("MUTANT_TIMEOUT_S", "600"))
 
 # Which loom test checks each mutated file: (test binary, name filter).
 MODELS = {
@@ -265,38 +379,41 @@ def standalone_manifest(text):
     return text + "\n[workspace]\n\n[profile.release]\ndebug = false\n"
 
 
-def run_mutant(name, path, old, new):
+def scratch_copy(name):
+    """A standalone copy of the crate in a scratch directory."""
     scratch = tempfile.mkdtemp(prefix=f"wake-mutant-{name}-")
+    # `shutil.copy`, not `copy2`: fresh modification times, so cargo
+    # rebuilds from this copy. With the originals' times preserved, a copy
+    # whose files are all older than the last build in the shared target
+    # directory reuses that build: the previous mutant's binary (seen: a
+    # baseline run that failed with the last mutant's lost wakeup).
+    shutil.copytree(
+        CRATE,
+        scratch,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("target"),
+        copy_function=shutil.copy,
+    )
+    manifest = os.path.join(scratch, "Cargo.toml")
+    with open(manifest) as f:
+        text = f.read()
+    with open(manifest, "w") as f:
+        f.write(standalone_manifest(text))
+    lock = os.path.join(ROOT, "Cargo.lock")
+    if os.path.exists(lock):
+        shutil.copy(lock, os.path.join(scratch, "Cargo.lock"))
+    return scratch
+
+
+def run_model(scratch, test, name_filter):
+    """Runs one loom test binary in `scratch`: (status, seconds, output),
+    status one of passed, failed, build-failed, timeout."""
+    env = dict(os.environ)
+    env["RUSTFLAGS"] = "--cfg loom"
+    env["RUST_BACKTRACE"] = "0"
+    filters = [name_filter] if name_filter else []
+    started = time.monotonic()
     try:
-        shutil.copytree(
-            CRATE, scratch, dirs_exist_ok=True, ignore=shutil.ignore_patterns("target")
-        )
-        manifest = os.path.join(scratch, "Cargo.toml")
-        with open(manifest) as f:
-            text = f.read()
-        with open(manifest, "w") as f:
-            f.write(standalone_manifest(text))
-        lock = os.path.join(ROOT, "Cargo.lock")
-        if os.path.exists(lock):
-            shutil.copy(lock, os.path.join(scratch, "Cargo.lock"))
-        source = os.path.join(scratch, path)
-        with open(source) as f:
-            text = f.read()
-        if text.count(old) != 1:
-            return "MUTATION NOT APPLIED", f"{old!r} found {text.count(old)} times"
-        text = text.replace(old, new)
-        if path.endswith("idle_state.rs"):
-            text += HELPERS
-        if "mutant_cas" in new:
-            text += PARKER_HELPERS
-        with open(source, "w") as f:
-            f.write(text)
-        env = dict(os.environ)
-        env["RUSTFLAGS"] = "--cfg loom"
-        env["RUST_BACKTRACE"] = "0"
-        started = time.monotonic()
-        test, name_filter = MODELS[path]
-        filters = [name_filter] if name_filter else []
         proc = subprocess.run(
             [
                 "cargo", "test", "--offline", "--release", "--quiet",
@@ -307,36 +424,108 @@ def run_mutant(name, path, old, new):
             env=env,
             capture_output=True,
             text=True,
+            timeout=TIMEOUT_S,
         )
-        seconds = time.monotonic() - started
-        output = proc.stdout + proc.stderr
-        if proc.returncode == 0:
-            return "loom PASSED", f"{seconds:.0f}s"
-        if "error[E" in output or "could not compile" in output:
-            return "BUILD FAILED", output[-2000:]
-        failing = re.findall(r"^    (\w+)$", output, flags=re.M)
-        panics = re.findall(r"panicked at [^\n]*\n([^\n]*)", output)
-        detail = "; ".join(sorted(set(panics))) or output[-500:]
-        return "loom FAILED", f"{seconds:.0f}s, tests {failing}: {detail}"
+    except subprocess.TimeoutExpired as err:
+        out = (err.stdout or b"").decode(errors="replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
+        return "timeout", time.monotonic() - started, out
+    seconds = time.monotonic() - started
+    output = proc.stdout + proc.stderr
+    if proc.returncode == 0:
+        return "passed", seconds, output
+    if "error[E" in output or "could not compile" in output:
+        return "build-failed", seconds, output
+    return "failed", seconds, output
+
+
+def panic_messages(output):
+    return sorted(set(re.findall(r"panicked at [^\n]*\n([^\n]*)", output)))
+
+
+def baseline(models):
+    """Runs every model on the unmutated copy; returns the failures."""
+    scratch = scratch_copy("baseline")
+    failures = []
+    try:
+        for test, name_filter in sorted(models, key=str):
+            status, seconds, output = run_model(scratch, test, name_filter)
+            print(f"baseline {test} {name_filter or '(all)'}: {status} in {seconds:.0f}s", flush=True)
+            if status != "passed":
+                failures.append(f"{test}: {status}: {output[-1500:]}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return failures
+
+
+def run_mutant(name, path, old, new):
+    """(verdict, detail): killed, wrong-failure, survived, not-applied,
+    build-failed or timeout."""
+    scratch = scratch_copy(name)
+    try:
+        source = os.path.join(scratch, path)
+        with open(source) as f:
+            text = f.read()
+        if text.count(old) != 1:
+            return "not-applied", f"{old!r} found {text.count(old)} times"
+        text = text.replace(old, new)
+        if path.endswith("idle_state.rs"):
+            text += HELPERS
+        if "mutant_cas" in new:
+            text += PARKER_HELPERS
+        with open(source, "w") as f:
+            f.write(text)
+        test, name_filter = MODELS[path]
+        status, seconds, output = run_model(scratch, test, name_filter)
+        if status == "passed":
+            return "survived", f"{seconds:.0f}s"
+        if status in ("build-failed", "timeout"):
+            return status, f"{seconds:.0f}s: {output[-1500:]}"
+        panics = panic_messages(output)
+        want = EXPECT[name]
+        want = want if isinstance(want, tuple) else (want,)
+        detail = f"{seconds:.0f}s: " + ("; ".join(panics) or output[-500:])
+        if any(w in message for message in panics for w in want):
+            return "killed", detail
+        return "wrong-failure", f"expected {want!r}; {detail}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main():
-    wanted = set(sys.argv[1:])
-    unexpected = 0
-    for name, path, old, new, expect_pass in MUTATIONS:
-        if wanted and name not in wanted:
-            continue
+    args = sys.argv[1:]
+    quick = "--quick" in args
+    wanted = {arg for arg in args if arg != "--quick"}
+    if quick:
+        wanted |= set(QUICK)
+    chosen = [m for m in MUTATIONS if not wanted or m[0] in wanted]
+    unknown = wanted - {m[0] for m in MUTATIONS}
+    if unknown:
+        print(f"unknown mutant(s): {sorted(unknown)}", file=sys.stderr)
+        return 2
+    models = {MODELS[path] for _, path, _, _, _ in chosen}
+    failures = baseline(models)
+    if failures:
+        for failure in failures:
+            print(f"BASELINE FAILED: {failure}")
+        print(f"killed 0 of {len(chosen)} (the unmutated models do not pass: nothing is measured)")
+        return 1
+    killed = 0
+    bad = 0
+    for name, path, old, new, equivalent in chosen:
         verdict, detail = run_mutant(name, path, old, new)
-        expected = "loom PASSED" if expect_pass else "loom FAILED"
-        mark = "ok  " if verdict == expected else "BAD "
-        unexpected += verdict != expected
-        print(f"{mark}{name}: {verdict} ({detail})", flush=True)
-        if expect_pass:
-            print(f"      expected to pass: {expect_pass}", flush=True)
-    print(f"{unexpected} unexpected result(s)")
-    return 1 if unexpected else 0
+        if verdict == "killed":
+            killed += 1
+            mark = "killed  "
+        elif verdict == "survived" and equivalent:
+            mark = "equiv.  "
+        else:
+            bad += 1
+            mark = verdict.upper() + " "
+        print(f"{mark}{name}: {detail}", flush=True)
+        if equivalent:
+            print(f"      documented as equivalent: {equivalent}", flush=True)
+    print(f"killed {killed} of {len(chosen)}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

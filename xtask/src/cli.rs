@@ -37,6 +37,9 @@ pub enum Command {
     Stress(StressArgs),
     /// Compare the wake policies: Laplace time, IPIs, wake latency, idle cost.
     Bench(BenchArgs),
+    /// The wake crate's mutation run: every mutant killed by the loom
+    /// model's own assertion, after a baseline of the unmutated models.
+    Mutants(MutantsArgs),
 }
 
 /// Options shared by everything that builds the kernel.
@@ -170,6 +173,15 @@ pub struct BenchArgs {
 #[derive(Debug, Clone, Args)]
 pub struct TestArgs {}
 
+/// Options of `cargo xtask mutants`.
+#[derive(Debug, Clone, Args)]
+pub struct MutantsArgs {
+    /// Run only these mutants (names as the script prints them); `--quick`
+    /// runs the reduced set.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+}
+
 /// Parses the command line and runs the subcommand; returns the exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -179,6 +191,7 @@ pub fn main() -> ExitCode {
         Command::Test(test) => commands::test::run(&test),
         Command::Stress(stress) => commands::stress::run(&stress),
         Command::Bench(bench) => commands::bench::run(&bench),
+        Command::Mutants(mutants) => commands::mutants::run(&mutants),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

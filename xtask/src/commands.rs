@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod mutants;
 pub mod run;
 pub mod stress;
 pub mod test;

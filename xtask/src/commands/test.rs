@@ -2,15 +2,17 @@
 //! `N passed, M failed`.
 //!
 //! Steps: (a) `cargo test` of the host crates, (b) the loom models of the
-//! wake protocol, (c) the in-kernel suite (`mode=test`) in each
-//! configuration of [`kernel_suites`], (d) the QEMU tests. Every step runs
-//! even after a failure; output streams live.
+//! wake protocol, (c) the mutation run over those models (every mutant
+//! killed by the model's own assertion), (d) the in-kernel suite
+//! (`mode=test`) in each configuration of [`kernel_suites`], (e) the QEMU
+//! tests. Every step runs even after a failure; output streams live.
 
 use std::collections::HashMap;
 use std::process::Command;
 
 use crate::args::Feature;
 use crate::cli::TestArgs;
+use crate::commands::mutants;
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
 use crate::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
@@ -102,6 +104,7 @@ pub fn run(_args: &TestArgs) -> Result<()> {
     let mut steps = vec![
         cargo_test_step("host crates", host_tests_command()),
         cargo_test_step("loom", loom_tests_command()),
+        mutants_step(),
     ];
     steps.extend(kernel_suite_steps());
     steps.push(cargo_test_step("qemu-tests", qemu_tests_command()));
@@ -157,6 +160,29 @@ fn loom_tests_command() -> Command {
         .arg(loom_target_dir())
         .env("RUSTFLAGS", "--cfg loom");
     command
+}
+
+/// The mutation run: each kill a passed test, each survivor or wrong
+/// failure a failed one; a run that fails without a counted failure (no
+/// python3, a crash) is one failure.
+fn mutants_step() -> StepResult {
+    let name = "loom mutants".to_string();
+    step_banner(&name);
+    match mutants::run_mutants(&[]) {
+        Ok((counts, succeeded)) => {
+            let (counts, problem) = cargo_step_counts(Some(counts), succeeded);
+            StepResult {
+                name,
+                counts,
+                problem,
+            }
+        }
+        Err(err) => StepResult {
+            name,
+            counts: Counts::new(0, 1),
+            problem: Some(err.to_string()),
+        },
+    }
 }
 
 fn qemu_tests_command() -> Command {
