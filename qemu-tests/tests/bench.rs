@@ -179,7 +179,7 @@ fn quick_bench_writes_every_field() {
     }
 
     let summary = json["summary"].as_array().unwrap();
-    assert_eq!(summary.len(), 22);
+    assert_eq!(summary.len(), 24);
     for row in summary {
         assert_fields(
             row,

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{Feature, WakePolicy};
+use crate::args::{Feature, WakePolicy, Watchdog};
 use crate::kernel_build::BuildConfig;
 use crate::kernel_params::{GuestWorkload, KernelParams};
 use crate::reproduce::reproduce_command;
@@ -24,15 +24,19 @@ pub enum Variant {
     /// Release build, `workload=floor`: the platform's own cost of an
     /// IPI-released fork-join round (grid sections only).
     Floor,
+    /// Release build, `policy=state-machine watchdog=off`: what the default
+    /// watchdog costs (sync-heavy only).
+    WatchdogOff,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::StateMachine,
         Self::AlwaysIpi,
         Self::IdlePoll,
         Self::Floor,
+        Self::WatchdogOff,
     ];
 
     /// Name in tables and JSON.
@@ -42,6 +46,7 @@ impl Variant {
             Self::AlwaysIpi => "always-ipi",
             Self::IdlePoll => "idle-poll",
             Self::Floor => "floor",
+            Self::WatchdogOff => "sm-watchdog-off",
         }
     }
 
@@ -58,7 +63,7 @@ impl Variant {
 
     fn policy(self) -> Option<WakePolicy> {
         match self {
-            Self::StateMachine | Self::Floor => Some(WakePolicy::StateMachine),
+            Self::StateMachine | Self::Floor | Self::WatchdogOff => Some(WakePolicy::StateMachine),
             Self::AlwaysIpi => Some(WakePolicy::AlwaysIpi),
             Self::IdlePoll => None,
         }
@@ -100,7 +105,13 @@ impl Section {
     /// The variants this section compares (the floor is a grid workload).
     pub fn variants(self) -> &'static [Variant] {
         match self {
-            Self::SyncHeavy | Self::ComputeHeavy => &Variant::ALL,
+            Self::SyncHeavy => &Variant::ALL,
+            Self::ComputeHeavy => &[
+                Variant::StateMachine,
+                Variant::AlwaysIpi,
+                Variant::IdlePoll,
+                Variant::Floor,
+            ],
             Self::Idle => &[Variant::StateMachine, Variant::AlwaysIpi, Variant::IdlePoll],
         }
     }
@@ -222,6 +233,7 @@ impl BenchConfig {
             size: grid.map(|grid| grid.size),
             iterations: grid.map(|grid| grid.iterations),
             idle_ms: (section == Section::Idle).then_some(self.idle_ms),
+            watchdog: (variant == Variant::WatchdogOff).then_some(Watchdog::Off),
             ..KernelParams::default()
         }
         .to_params();
@@ -275,7 +287,7 @@ mod tests {
     fn every_section_variant_and_core_count() {
         let config = BenchConfig::standard(vec![1, 2, 4], 5);
         let configurations = config.configurations();
-        assert_eq!(configurations.len(), (4 + 4 + 3) * 3);
+        assert_eq!(configurations.len(), (5 + 4 + 3) * 3);
         assert!(
             configurations
                 .iter()

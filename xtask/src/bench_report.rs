@@ -249,11 +249,12 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         let _ = writeln!(out, "  ratios of medians:");
         let _ = writeln!(
             out,
-            "  {:>4}  {:>16}  {:>16}  {:>16}{}",
+            "  {:>4}  {:>16}  {:>16}  {:>16}  {:>18}{}",
             "smp",
             "always-ipi/sm",
             "idle-poll/sm",
             "sm/floor",
+            "sm/watchdog-off",
             if section == Section::ComputeHeavy {
                 format!(
                     "  efficiency (T1/min(cores,{host_cores}))/T: sm, always-ipi, idle-poll, floor"
@@ -265,13 +266,20 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         for &smp in &config.smp {
             let get = |variant| find(summaries, section, variant, smp);
             let mut line = format!(
-                "  {smp:>4}  {:>16}  {:>16}  {:>16}",
+                "  {smp:>4}  {:>16}  {:>16}  {:>16}  {:>18}",
                 ratio(get(Variant::AlwaysIpi).and_then(|s| s.ratio_to_state_machine)),
                 ratio(get(Variant::IdlePoll).and_then(|s| s.ratio_to_state_machine)),
                 ratio(get(Variant::StateMachine).and_then(|s| s.state_machine_over_floor)),
+                // The default watchdog's cost: sm over sm without it.
+                ratio(
+                    get(Variant::WatchdogOff)
+                        .and_then(|s| s.ratio_to_state_machine)
+                        .map(|off_over_sm| 1.0 / off_over_sm)
+                ),
             );
             if section == Section::ComputeHeavy {
-                let efficiencies: Vec<String> = Variant::ALL
+                let efficiencies: Vec<String> = section
+                    .variants()
                     .iter()
                     .map(|&variant| ratio(get(variant).and_then(|s| s.efficiency)))
                     .collect();
