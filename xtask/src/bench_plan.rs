@@ -77,7 +77,7 @@ impl fmt::Display for Variant {
 }
 
 /// A benchmark workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Section {
     /// Small grid, many iterations: one fork-join round every few µs of
@@ -137,6 +137,8 @@ pub struct Grid {
 pub struct BenchConfig {
     /// Core counts.
     pub smp: Vec<u32>,
+    /// The sections to run, in [`Section::ALL`] order.
+    pub sections: Vec<Section>,
     /// Boots per configuration.
     pub runs: u32,
     /// Sync-heavy grid.
@@ -175,6 +177,7 @@ impl BenchConfig {
     pub fn standard(smp: Vec<u32>, runs: u32) -> Self {
         Self {
             smp,
+            sections: Section::ALL.to_vec(),
             runs,
             sync_grid: SYNC_GRID,
             compute_grid: COMPUTE_GRID,
@@ -188,6 +191,7 @@ impl BenchConfig {
     pub fn quick() -> Self {
         Self {
             smp: vec![1, 2],
+            sections: Section::ALL.to_vec(),
             runs: 1,
             sync_grid: Grid {
                 size: 16,
@@ -207,6 +211,9 @@ impl BenchConfig {
     pub fn configurations(&self) -> Vec<Configuration> {
         let mut configurations = Vec::new();
         for section in Section::ALL {
+            if !self.sections.contains(&section) {
+                continue;
+            }
             for &variant in section.variants() {
                 for &smp in &self.smp {
                     configurations.push(self.configuration(section, variant, smp));

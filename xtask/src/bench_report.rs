@@ -238,6 +238,9 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         ),
     ];
     for (section, grid, title) in grids {
+        if !config.sections.contains(&section) {
+            continue;
+        }
         let _ = writeln!(
             out,
             "\n{title} ({}x{}, {} iterations): guest time, ms, median [min-max] of {} run(s)",
@@ -311,6 +314,9 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         });
     }
 
+    if !config.sections.contains(&Section::SyncHeavy) {
+        return render_idle(out, config, summaries);
+    }
     let _ = writeln!(
         out,
         "\n(3) wake latency (sync-heavy), µs, medians over runs of each run's p50/p99, by the target's state when woken"
@@ -344,6 +350,14 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         }
     }
 
+    render_idle(out, config, summaries)
+}
+
+/// Block (4), if the idle section ran.
+fn render_idle(mut out: String, config: &BenchConfig, summaries: &[ConfigSummary]) -> String {
+    if !config.sections.contains(&Section::Idle) {
+        return out;
+    }
     let _ = writeln!(
         out,
         "\n(4) idle cost ({} ms of guest idle): QEMU CPU time / wall time between `idle: start` and `idle: end`, host cores, median [min-max]",

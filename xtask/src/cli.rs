@@ -154,6 +154,15 @@ pub struct BenchArgs {
     /// Boots per configuration.
     #[arg(long, value_name = "R", default_value_t = 5, value_parser = args::parse_runs, conflicts_with = "quick")]
     pub runs: u32,
+    /// Sections to run, comma-separated (default: all).
+    #[arg(
+        long,
+        value_name = "S,S,...",
+        value_delimiter = ',',
+        value_enum,
+        conflicts_with = "quick"
+    )]
+    pub sections: Vec<crate::bench_plan::Section>,
     /// Where to write every boot (default: DIR/bench.json of --plot).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
