@@ -111,6 +111,12 @@ fn main_task(params: &BootParams) {
 /// it did; so did one whose injected IPI fault never fired (it proved
 /// nothing).
 fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
+    if sched::fork_join::dropped_wake_unfired() {
+        println!(
+            "vigil: FAILED: the injected dropped task wake never fired (no parked last worker)"
+        );
+        return ExitCode::Failed;
+    }
     if let Some(fault) = sched::wake_ipi::unfired_fault() {
         println!(
             "vigil: FAILED: the injected {fault:?} IPI fault never fired (no wake IPI after its round)"
@@ -211,7 +217,7 @@ fn inject(fault: Fault) {
         Fault::DroppedIpi | Fault::MisdirectedIpi | Fault::MiscountedIpi => {}
         Fault::DroppedTaskWake => {
             println!(
-                "injecting a dropped task wake: fork-join round {} will not wake its last worker",
+                "injecting a dropped task wake: a fork-join round from round {} on will not wake its last worker while it is parked",
                 sched::fork_join::DROPPED_WAKE_ROUND
             );
             sched::fork_join::drop_one_release_wake();

@@ -153,24 +153,42 @@ impl ForkJoin {
     }
 }
 
-/// The round whose release wake of the last worker `fault=dropped-task-wake`
-/// drops.
+/// The first round in which `fault=dropped-task-wake` may drop the last
+/// worker's release wake: it drops it in the first round from this one on
+/// in which that worker is parked when its wake is due (a worker still
+/// awake from the last round takes its job without a wake, and dropping
+/// that wake would prove nothing: the flaky version of this fault).
 pub const DROPPED_WAKE_ROUND: u64 = 10;
 static DROP_WAKE: AtomicBool = AtomicBool::new(false);
 
-/// Fault injection: the next pool's round [`DROPPED_WAKE_ROUND`] does not
-/// wake its last worker (set once, at boot, before any pool runs).
+/// Fault injection: a round of the next pool, from [`DROPPED_WAKE_ROUND`]
+/// on, does not wake its last worker (set once, at boot, before any pool
+/// runs).
 pub fn drop_one_release_wake() {
     DROP_WAKE.store(true, Ordering::Relaxed);
 }
 
-/// Whether the release wake of worker `child` is the injected lost one.
+/// Whether `fault=dropped-task-wake` was asked for and never found a wake to
+/// drop (the run then proves nothing).
+pub fn dropped_wake_unfired() -> bool {
+    DROP_WAKE.load(Ordering::Relaxed)
+}
+
+/// Whether the release wake of worker `child` is the injected lost one:
+/// the last worker's, in a round from [`DROPPED_WAKE_ROUND`] on, while it
+/// is parked (it then runs only when woken), once.
 fn dropped(shared: &Shared, child: usize) -> bool {
-    // Relaxed: a boot-time flag, set before the first pool starts.
+    // Relaxed: a boot-time flag, set before the first pool starts, and
+    // cleared (by a swap: once) by the one wake it drops.
     child == shared.slots.len() - 1
         && shared.slots.len() > 1
-        && shared.round.load(Ordering::Relaxed) == DROPPED_WAKE_ROUND
+        && shared.round.load(Ordering::Relaxed) >= DROPPED_WAKE_ROUND
         && DROP_WAKE.load(Ordering::Relaxed)
+        && shared.slots[child]
+            .task
+            .get()
+            .is_some_and(|task| task.parker.state_name() == "parked")
+        && DROP_WAKE.swap(false, Ordering::Relaxed)
 }
 
 /// The pool whose rounds the stuck-round watch reports on (the latest one
