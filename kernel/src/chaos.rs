@@ -69,7 +69,7 @@ const MAX_DELAY_US: u64 = 50;
 /// One delay in this many visits of a point.
 const DELAY_ONE_IN: u64 = 4;
 /// One hold in this many visits of the idle window. Rare, because each hold
-/// under `racy-flag` costs a watchdog deadline (or the run); at the default
+/// under `racy-flag` costs a lost-wakeup report (or the run); at the default
 /// Laplace run this is a few holds per core per boot.
 const HOLD_ONE_IN: u64 = 256;
 /// Longest hold, in milliseconds: several Laplace iterations, so that a

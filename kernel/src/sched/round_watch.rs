@@ -16,9 +16,9 @@ use crate::exit::{ExitCode, exit};
 use crate::println;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// A round older than this, seen from an idle core, is stuck. Rounds take
-/// milliseconds; a lost wakeup the watchdog rescues delays one by a
-/// deadline (200 ms by default). Below the host's default stall time (60 s)
+/// A round older than this, seen from the watchdog core, is stuck. Rounds
+/// take milliseconds; a lost wakeup the watchdog reports delays one by up
+/// to a scan period (20 ms by default). Below the host's default stall time (60 s)
 /// so the guest names the hang before the host kills it.
 pub const STUCK_ROUND_MS: u64 = 20_000;
 
