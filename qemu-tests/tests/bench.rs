@@ -27,6 +27,7 @@ fn quick_bench_writes_every_field() {
     let args = BenchArgs {
         smp: vec![],
         runs: 1,
+        sections: vec![],
         json: Some(json_path.clone()),
         plot: dir.path().join("plots"),
         quick: true,

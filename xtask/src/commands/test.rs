@@ -1,7 +1,9 @@
 //! `cargo xtask test`: every test the project has, ending with one line
 //! `N passed, M failed`.
 //!
-//! Steps: (a) `cargo test` of the host crates, (b) the loom models of the
+//! Steps: the lints first (`cargo fmt --check`, `cargo clippy -D warnings`
+//! for the host crates and for the kernel target), each one test; then
+//! (a) `cargo test` of the host crates, (b) the loom models of the
 //! wake protocol, (c) the mutation run over those models (every mutant
 //! killed by the model's own assertion), (d) the in-kernel suite
 //! (`mode=test`) in each configuration of [`kernel_suites`], (e) the QEMU
@@ -20,7 +22,9 @@ use crate::process::{Echo, KilledOnDrop};
 use crate::qemu::{self, RunConfig};
 use crate::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
 use crate::verdict::{QemuExit, Verdict};
-use crate::workspace::{cargo, display_command, loom_target_dir};
+use crate::workspace::{
+    KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir, loom_target_dir,
+};
 
 /// Core counts the whole in-kernel suite is booted with (default build,
 /// default policy).
@@ -102,6 +106,9 @@ pub struct StepResult {
 pub fn run(_args: &TestArgs) -> Result<()> {
     ensure_qemu(false)?;
     let mut steps = vec![
+        lint_step("fmt", fmt_command()),
+        lint_step("clippy host", clippy_host_command()),
+        lint_step("clippy kernel", clippy_kernel_command()),
         cargo_test_step("host crates", host_tests_command()),
         cargo_test_step("loom", loom_tests_command()),
         mutants_step(),
@@ -130,6 +137,58 @@ pub fn run(_args: &TestArgs) -> Result<()> {
         Ok(())
     } else {
         Err(XtaskError::Reported)
+    }
+}
+
+fn fmt_command() -> Command {
+    let mut command = cargo();
+    command.args(["fmt", "--all", "--check"]);
+    command
+}
+
+fn clippy_host_command() -> Command {
+    let mut command = cargo();
+    command.args(["clippy", "--all-targets"]);
+    for package in HOST_PACKAGES.iter().chain([&QEMU_TESTS_PACKAGE]) {
+        command.args(["-p", package]);
+    }
+    command.args(["--", "-D", "warnings"]);
+    command
+}
+
+fn clippy_kernel_command() -> Command {
+    let mut command = cargo();
+    command
+        .args(["clippy", "-p", KERNEL_PACKAGE, "--target", KERNEL_TARGET])
+        .arg("--target-dir")
+        .arg(kernel_target_dir())
+        .args(["--", "-D", "warnings"]);
+    command
+}
+
+/// A lint: one test, passed if the command exits 0 (its findings stream
+/// above the summary).
+fn lint_step(name: &str, command: Command) -> StepResult {
+    step_banner(&format!("{name}: {}", display_command(&command)));
+    let outcome = KilledOnDrop::spawn(command, Echo::Stdout, Echo::Stderr).and_then(|child| {
+        child.wait_for_exit(None)?;
+        child.finish(None)
+    });
+    let (counts, problem) = match outcome {
+        Ok(finished) if finished.exit == QemuExit::Status(0) => (Counts::new(1, 0), None),
+        Ok(_) => (
+            Counts::new(0, 1),
+            Some("findings above (fix them; an allow needs its reason)".to_string()),
+        ),
+        Err(err) => (
+            Counts::new(0, 1),
+            Some(format!("could not run cargo: {err}")),
+        ),
+    };
+    StepResult {
+        name: name.to_string(),
+        counts,
+        problem,
     }
 }
 
