@@ -100,7 +100,8 @@ pub struct KernelTestCase {
     pub result: CaseResult,
 }
 
-/// Parses `test NAME ... ok`, `test NAME ... FAILED` or
+/// Parses `test NAME ... ok`, `test NAME ... FAILED` (bare, with the
+/// runner's `: why` or the panic path's ` (why)`) or
 /// `test NAME ... skipped (why)` (after the core prefix).
 pub fn parse_kernel_test_line(message: &str) -> Option<KernelTestCase> {
     let rest = message.trim_end().strip_prefix("test ")?;
@@ -108,6 +109,9 @@ pub fn parse_kernel_test_line(message: &str) -> Option<KernelTestCase> {
     let result = match result {
         "ok" => CaseResult::Ok,
         "FAILED" => CaseResult::Failed,
+        other if other.starts_with("FAILED: ") || other.starts_with("FAILED (") => {
+            CaseResult::Failed
+        }
         "skipped" => CaseResult::Skipped,
         other if other.starts_with("skipped (") => CaseResult::Skipped,
         _ => return None,
@@ -251,6 +255,18 @@ mod tests {
         assert_eq!(
             parse_kernel_test_line("test sched::fork join ... FAILED\r"),
             case("sched::fork join", CaseResult::Failed)
+        );
+        // The kernel's runner gives the reason after a colon, the panic
+        // path in parentheses: both are failures of that test, by name.
+        assert_eq!(
+            parse_kernel_test_line(
+                "test smp::all_pairs_ipi ... FAILED: core 1: kernel/src/ktest/smp_tests.rs:120: IPI 1->0 never acknowledged"
+            ),
+            case("smp::all_pairs_ipi", CaseResult::Failed)
+        );
+        assert_eq!(
+            parse_kernel_test_line("test sched::storm ... FAILED (Panic)"),
+            case("sched::storm", CaseResult::Failed)
         );
         assert_eq!(
             parse_kernel_test_line(
