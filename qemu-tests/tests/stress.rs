@@ -54,10 +54,12 @@ const FAULT_SMP: u32 = 4;
 /// A 4-vCPU debug guest prints its result within a second or two.
 const FAULT_STALL_S: u64 = 10;
 
-fn fault_campaign(fault: IpiFault, watchdog: Watchdog) -> Vec<StressRun> {
+/// A small state-machine campaign at [`FAULT_SMP`] cores.
+fn small_campaign(fault: Option<IpiFault>, watchdog: Watchdog, ipi_oracle: bool) -> Vec<StressRun> {
     let config = StressConfig {
         watchdog,
-        fault: Some(fault),
+        fault,
+        ipi_oracle,
         iterations: Some(100),
         base_seed: BASE_SEED,
         stall_s: FAULT_STALL_S,
@@ -82,7 +84,7 @@ fn claimed_core(run: &StressRun) -> u32 {
 }
 
 fn assert_caught_in_guest(fault: IpiFault) {
-    let runs = fault_campaign(fault, Watchdog::Ms(20));
+    let runs = small_campaign(Some(fault), Watchdog::Ms(20), false);
     assert_eq!(runs.len(), FAULT_BOOTS as usize);
     for run in &runs {
         assert_eq!(run.class, RunClass::LostWakeups, "{}", summary(&runs));
@@ -100,7 +102,7 @@ fn assert_caught_in_guest(fault: IpiFault) {
 }
 
 fn assert_caught_by_the_host(fault: IpiFault) {
-    let runs = fault_campaign(fault, Watchdog::Off);
+    let runs = small_campaign(Some(fault), Watchdog::Off, false);
     assert_eq!(runs.len(), FAULT_BOOTS as usize);
     for run in &runs {
         assert_eq!(run.class, RunClass::Stuck, "{}", summary(&runs));
@@ -124,33 +126,19 @@ fn assert_caught_by_the_host(fault: IpiFault) {
     }
 }
 
-fn oracle_campaign(fault: Option<IpiFault>) -> Vec<StressRun> {
-    let config = StressConfig {
-        fault,
-        ipi_oracle: true,
-        iterations: Some(100),
-        base_seed: BASE_SEED,
-        stall_s: FAULT_STALL_S,
-        timeout_s: 300,
-        jobs: 1,
-        ..StressConfig::new(vec![FAULT_SMP], FAULT_BOOTS, WakePolicy::StateMachine)
-    };
-    run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
-}
-
 /// QEMU's own count of wake-vector ICR writes equals the guest's in every
 /// boot; a guest that leaves one IPI out of its count fails every boot as
 /// an IPI count mismatch, off by exactly one.
 #[test]
 fn qemu_counts_the_same_wake_ipis_as_the_guest_and_catches_one_miscounted() {
-    let honest = oracle_campaign(None);
+    let honest = small_campaign(None, Watchdog::Ms(20), true);
     for run in &honest {
         assert_eq!(run.class, RunClass::Passed, "{}", summary(&honest));
         let check = run.ipi_oracle.expect("the oracle compared");
         assert!(check.guest_wake_ipis > 0, "{}", check.describe());
         assert!(check.matches(), "{}", check.describe());
     }
-    let miscounted = oracle_campaign(Some(IpiFault::MiscountedIpi));
+    let miscounted = small_campaign(Some(IpiFault::MiscountedIpi), Watchdog::Ms(20), true);
     for run in &miscounted {
         assert_eq!(
             run.class,

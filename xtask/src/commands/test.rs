@@ -166,15 +166,18 @@ fn clippy_kernel_command() -> Command {
     command
 }
 
+/// Runs a step's command to its end, its output streaming live.
+fn run_streamed(name: &str, command: Command) -> std::io::Result<crate::process::Finished> {
+    step_banner(&format!("{name}: {}", display_command(&command)));
+    let child = KilledOnDrop::spawn(command, Echo::Stdout, Echo::Stderr)?;
+    child.wait_for_exit(None)?;
+    child.finish(None)
+}
+
 /// A lint: one test, passed if the command exits 0 (its findings stream
 /// above the summary).
 fn lint_step(name: &str, command: Command) -> StepResult {
-    step_banner(&format!("{name}: {}", display_command(&command)));
-    let outcome = KilledOnDrop::spawn(command, Echo::Stdout, Echo::Stderr).and_then(|child| {
-        child.wait_for_exit(None)?;
-        child.finish(None)
-    });
-    let (counts, problem) = match outcome {
+    let (counts, problem) = match run_streamed(name, command) {
         Ok(finished) if finished.exit == QemuExit::Status(0) => (Counts::new(1, 0), None),
         Ok(_) => (
             Counts::new(0, 1),
@@ -253,12 +256,7 @@ fn qemu_tests_command() -> Command {
 /// Runs a `cargo test` command, streaming its output, and counts results
 /// from its `test result:` lines.
 fn cargo_test_step(name: &str, command: Command) -> StepResult {
-    step_banner(&format!("{name}: {}", display_command(&command)));
-    let outcome = KilledOnDrop::spawn(command, Echo::Stdout, Echo::Stderr).and_then(|child| {
-        child.wait_for_exit(None)?;
-        child.finish(None)
-    });
-    match outcome {
+    match run_streamed(name, command) {
         Ok(finished) => {
             // `Finished` describes any child; for cargo only status 0 is a pass.
             let succeeded = finished.exit == QemuExit::Status(0);
