@@ -64,9 +64,10 @@ fn quick_bench_writes_every_field() {
     );
     assert_eq!(json["config"]["smp"], serde_json::json!([1, 2]));
 
-    // 1 run of: 4 variants x 2 core counts x 2 grid sections + 3 x 2 idle.
+    // 1 run of: 5 variants x 2 core counts (sync-heavy, with
+    // sm-watchdog-off) + 4 x 2 (compute-heavy) + 3 x 2 (idle).
     let runs = json["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 22, "{}", json["runs"]);
+    assert_eq!(runs.len(), 24, "{}", json["runs"]);
     for run in runs {
         assert_fields(
             run,
@@ -127,10 +128,10 @@ fn quick_bench_writes_every_field() {
                     "wake_latency_us",
                 ],
             );
-            let expected_policy = if variant == "idle-poll" {
-                "poll"
-            } else {
-                variant
+            let expected_policy = match variant {
+                "idle-poll" => "poll",
+                "sm-watchdog-off" => "state-machine",
+                other => other,
             };
             assert_eq!(run["stats"]["policy"], expected_policy, "{run}");
             for core in run["stats"]["cores"].as_array().unwrap() {

@@ -26,6 +26,7 @@ pub enum Variant {
     Floor,
     /// Release build, `policy=state-machine watchdog=off`: what the default
     /// watchdog costs (sync-heavy only).
+    #[serde(rename = "sm-watchdog-off")]
     WatchdogOff,
 }
 
