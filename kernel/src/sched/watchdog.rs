@@ -10,26 +10,31 @@
 //! # The counts it decides on
 //!
 //! Per core `T`:
-//! - `notify_finished[T]`: wakers that finished notifying `T` (bumped by the
-//!   waker after the IPI it sent, if any; Release);
+//! - `notify_started[T]` / `notify_finished[T]`: wakers that began (before
+//!   the push) and finished (after the IPI they sent, if any; Release)
+//!   notifying `T`;
 //! - `drained[T]`: items `T` took from its inbox (written by `T` only);
+//! - `wake_ipi::sent_to(T)`: wake IPIs written to an ICR for `T`;
 //! - `T`'s interrupt counts (`COUNTS`, bumped by `T`'s handlers) and its
 //!   `IRR` bit for the wake vector (only `T` can read it).
 //!
 //! Each waker pushes one item, so `notify_finished > drained` means at least
-//! one item whose waker has finished is still in the inbox. A core that
-//! sees that about itself while it is halted (or about to halt), with no
-//! wake IPI taken since the halt began and none pending, has lost a wakeup.
+//! one item whose waker has finished is still in the inbox; with
+//! `notify_started == notify_finished` no waker that might still announce it
+//! (a push onto a non-empty inbox leaves that to the earlier waker) is in
+//! flight. A core that sees both about itself while it is halted (or about
+//! to halt), with no wake IPI taken or sent to it since its halt path began
+//! and none pending, has lost a wakeup.
 //!
 //! # Who checks, and when
 //!
 //! - **Every core, at its halt** (after the commit, before `sti; hlt`): if
 //!   work was announced, no wake IPI was sent to it since its halt path
 //!   began (the per-destination ICR count), and none is pending, it reports
-//!   instead of halting. This catches a waker that acted on a stale view of the core
-//!   (the racy flag: the waker read "not halting" after the core's inbox
-//!   check and before its flag) at the moment it matters, deterministically
-//!   under the chaos holds.
+//!   instead of halting. This catches a waker that acted on a stale view of
+//!   the core (the racy flag: the waker read "not halting" after the core's
+//!   inbox check and before its flag) at the moment it matters,
+//!   deterministically under the chaos holds.
 //! - **The watchdog core** ([`WATCHDOG_CORE`]), on a scan tick every
 //!   `watchdog=MS` (its LAPIC one-shot, re-armed at most once per period
 //!   and only on that core): it reads every halted core's record and
@@ -55,8 +60,12 @@
 //! What it does not see: announced work that another, later wake IPI ends
 //! the halt for before any check runs (a lost wakeup rescued by an unrelated
 //! wake). The core cannot tell, from counts, which of the two wakers its
-//! IPI came from; that case is a latency outlier, and the host's oracle and
-//! stuck-core examination remain for it.
+//! IPI came from. Under `state-machine` that later IPI cannot exist (a
+//! waker claims, and sends, only after a push that found the inbox empty),
+//! so the case needs a policy whose wakers send regardless (`always-ipi`,
+//! `racy-flag`); it shows as a latency outlier. A waker-side check before
+//! each IPI could mark it; it was tried and left out because no workload
+//! here produces the case, so nothing could show that check failing.
 //!
 //! `watchdog=off` leaves every core tickless and turns every check off: a
 //! lost wakeup is then a real hang, for the host-side detector (`xtask`) to
