@@ -43,9 +43,9 @@ pub struct CoreSched {
     pub latency: LatencyHistograms,
     /// This core's poll budget before halting.
     backoff: Backoff,
-    /// The watchdog core only: TSC from which its next halt re-arms the
-    /// scan tick.
-    next_tick_arm_tsc: AtomicU64,
+    /// The watchdog core only: its timer-interrupt count when it last armed
+    /// the scan tick (`u64::MAX`: never).
+    tick_armed_at: AtomicU64,
 }
 
 /// Boot-time configuration of every core's scheduler.
@@ -74,7 +74,7 @@ pub fn init(count: usize, config: SchedConfig) {
                 stats: SchedStats::new(),
                 latency: LatencyHistograms::new(),
                 backoff: Backoff::new(),
-                next_tick_arm_tsc: AtomicU64::new(0),
+                tick_armed_at: AtomicU64::new(u64::MAX),
             })
             .collect::<Vec<_>>()
             .into_boxed_slice()
@@ -311,9 +311,9 @@ fn sleep(core: &CoreSched, me: usize) -> (IdleEvent, Option<FoundAt>) {
             let probes = COUNTS.probe[me].load(Ordering::Relaxed);
             let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
             if watchdog_core {
-                let mut next = core.next_tick_arm_tsc.load(Ordering::Relaxed);
-                watchdog::arm_tick(&mut next);
-                core.next_tick_arm_tsc.store(next, Ordering::Relaxed);
+                let mut armed_at = core.tick_armed_at.load(Ordering::Relaxed);
+                watchdog::arm_tick(me, &mut armed_at);
+                core.tick_armed_at.store(armed_at, Ordering::Relaxed);
             }
             halt::enable_interrupts_and_halt();
             interrupts::disable();

@@ -20,8 +20,13 @@ use crate::println;
 use crate::smp::cores::{self, MAX_CORES};
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
+/// A count alone in its cache line: the senders of one core's IPIs do not
+/// bounce the line of another's.
+#[repr(align(64))]
+struct LineCount(AtomicU64);
+
 /// ICR writes of the wake vector, by destination core.
-static SENT_TO: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+static SENT_TO: [LineCount; MAX_CORES] = [const { LineCount(AtomicU64::new(0)) }; MAX_CORES];
 
 /// Sends the wake IPI to core `target` and counts it.
 pub fn send(target: usize) {
@@ -32,7 +37,7 @@ pub fn send(target: usize) {
     // finish also sees the IPIs it sent. `fault=miscounted-ipi` skips one
     // count (a deliberately wrong counter, for the host's oracle to catch).
     if !take_miscount() {
-        SENT_TO[target].fetch_add(1, Ordering::Relaxed);
+        SENT_TO[target].0.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -46,7 +51,7 @@ pub fn send_probe(target: usize) {
 pub fn sent_to(target: usize) -> u64 {
     // Relaxed: ordered, where it matters, by the caller's Acquire of a
     // waker's notify-finished count (see `send`).
-    SENT_TO[target].load(Ordering::Relaxed)
+    SENT_TO[target].0.load(Ordering::Relaxed)
 }
 
 /// Which IPI fault is configured.

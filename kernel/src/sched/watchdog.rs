@@ -36,7 +36,7 @@
 //!   inbox check and before its flag) at the moment it matters,
 //!   deterministically under the chaos holds.
 //! - **The watchdog core** ([`WATCHDOG_CORE`]), on a scan tick every
-//!   `watchdog=MS` (its LAPIC one-shot, re-armed at most once per period
+//!   `watchdog=MS` (its LAPIC one-shot, re-armed once it has fired
 //!   and only on that core): it reads every halted core's record and
 //!   counts. A core that is halted with announced work and no wake IPI sent
 //!   to it since its halt began (or the same picture two scans in a row) is
@@ -128,15 +128,20 @@ pub fn summary() {
     }
 }
 
-/// One core's record. The waker-written count and the core-written halt
-/// snapshot share nothing else.
+/// One core's record. `repr(C)` with the wakers' two counts alone in the
+/// first cache line and the core's own snapshot in the second, so the
+/// wakers' increments do not bounce the line the core writes at every halt
+/// (nor the neighbouring core's record).
 #[derive(Debug)]
+#[repr(C, align(128))]
 struct CoreRecord {
     /// Wakers that began notifying this core (waker-written, before the
     /// push).
     notify_started: AtomicU64,
     /// Wakers that finished notifying this core (waker-written, Release).
     notify_finished: AtomicU64,
+    /// The rest of the wakers' line.
+    _waker_line: [u64; 6],
     /// Items this core took from its inbox (this core only).
     drained: AtomicU64,
     /// The halt episode in progress, 0 while the core is awake. Stored
@@ -164,6 +169,7 @@ impl CoreRecord {
         Self {
             notify_started: AtomicU64::new(0),
             notify_finished: AtomicU64::new(0),
+            _waker_line: [0; 6],
             drained: AtomicU64::new(0),
             episode: AtomicU64::new(0),
             episodes: AtomicU64::new(0),
@@ -411,16 +417,23 @@ pub fn scan(me: usize) {
     round_watch::check(me);
 }
 
-/// The watchdog core's timer: arms the next scan tick if the last one was
-/// armed a period ago or more (at most one LAPIC write per period, on that
-/// core only). `next_arm_tsc` is the caller's memory of when.
-pub fn arm_tick(next_arm_tsc: &mut u64) {
+/// The watchdog core `me`'s timer: arms the next scan tick unless the one
+/// armed last has not fired yet (at most one or two LAPIC writes per
+/// period, on that core only). `armed_at` is the caller's memory of the
+/// core's timer-interrupt count when it last armed (`u64::MAX`: never).
+///
+/// Keyed on the interrupt count, not on time: a one-shot that has fired is
+/// spent, whenever it fired. (Keyed on the TSC, a tick that the LAPIC timer
+/// delivered a little before the TSC said a period was up, as calibration
+/// error allows, left the core without a timer: seen once in 120 racy-flag
+/// boots, core 0 asleep on its own lost wakeup with nothing left to wake it.)
+pub fn arm_tick(me: usize, armed_at: &mut u64) {
     let Some(period_us) = period_us() else {
         return;
     };
-    let now = tsc::now();
-    if now >= *next_arm_tsc {
+    let fired = COUNTS.timer[me].load(Ordering::Relaxed);
+    if fired != *armed_at {
         lapic::arm_oneshot_us(period_us);
-        *next_arm_tsc = now + tsc::us_to_ticks(period_us);
+        *armed_at = fired;
     }
 }

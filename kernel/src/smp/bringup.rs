@@ -73,10 +73,14 @@ pub fn prepare(rsdp_phys: Option<u64>) -> usize {
         apic_ids.truncate(cores::MAX_CORES);
     }
     cores::register(&apic_ids);
-    percpu::install(Box::leak(Box::new(percpu::PerCore {
-        index: 0,
-        apic_id: bsp_apic,
-    })));
+    // SAFETY: the bootstrap core, once, before the APs start; index 0 is
+    // the bootstrap core's and no AP is given it (`cores::register`).
+    unsafe {
+        percpu::install(Box::leak(Box::new(percpu::PerCore {
+            index: 0,
+            apic_id: bsp_apic,
+        })));
+    }
     cores::mark_online(0);
     println!(
         "smp: {} CPU(s) in the MADT, starting {}; {} mode, LAPIC timer {} ticks/ms, TSC {} ticks/ms{}",
@@ -147,16 +151,23 @@ fn start_aps(apic_ids: &[u32]) {
         entry: ap_entry::ap_entry,
         stacks: &stacks,
     });
-    lapic::send_init_to_all_others();
+    // SAFETY: no AP has been started yet (this is the only bring-up), so
+    // INIT resets CPUs that run nothing of the kernel's.
+    unsafe { lapic::send_init_to_all_others() };
     pit::wait_us(INIT_TO_SIPI_US);
     let first_sipi = tsc::now();
-    lapic::send_startup_to_all_others(vector);
+    // SAFETY: `trampoline::install` has just written the trampoline and its
+    // parameters to page `vector`, identity-mapped; it stays until every AP
+    // has checked in (memory below 1 MiB is never handed out,
+    // `memory/frames.rs`).
+    unsafe { lapic::send_startup_to_all_others(vector) };
     pit::wait_us(SIPI_TO_SIPI_US);
     // The second SIPI is for a CPU that missed the first. If every AP has
     // already checked in, skip it: under QEMU it would end the first `hlt`
     // of every AP (one spurious wakeup each) and start nothing.
     if cores::online_count() < apic_ids.len() {
-        lapic::send_startup_to_all_others(vector);
+        // SAFETY: as for the first SIPI: the trampoline is still in place.
+        unsafe { lapic::send_startup_to_all_others(vector) };
     }
     let deadline = tsc::now() + tsc::us_to_ticks(CHECKIN_TIMEOUT_MS * 1000);
     while cores::online_count() < apic_ids.len() && tsc::now() < deadline {
@@ -196,7 +207,9 @@ pub fn ap_main(apic_id: u32) -> ! {
         crate::emergency_println!("boot error: core {index} (APIC id {apic_id}) has no setup");
         crate::arch::halt::halt_forever()
     };
-    percpu::install(block);
+    // SAFETY: this AP, once, on entry; `block` was built for core `index`
+    // (the index of this AP's APIC id in the core table) and for no other.
+    unsafe { percpu::install(block) };
     gdt::load(tables);
     exceptions::load_idt();
     lapic::init_this_core();

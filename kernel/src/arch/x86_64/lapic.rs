@@ -188,7 +188,13 @@ pub fn send_ipi(dest_apic_id: u32, vector: u8) {
 }
 
 /// Broadcasts INIT to every other core.
-pub fn send_init_to_all_others() {
+///
+/// # Safety
+///
+/// INIT resets every other CPU, whatever it is running: call it only while
+/// no other core runs kernel code (during bring-up, before any AP has been
+/// started, or with every AP parked where losing its state is intended).
+pub unsafe fn send_init_to_all_others() {
     send_icr(
         0,
         ICR_DELIVERY_INIT | ICR_LEVEL_ASSERT | ICR_ALL_EXCLUDING_SELF,
@@ -197,7 +203,13 @@ pub fn send_init_to_all_others() {
 
 /// Broadcasts a STARTUP IPI: every other core in wait-for-SIPI starts in real
 /// mode at physical address `page << 12`.
-pub fn send_startup_to_all_others(page: u8) {
+///
+/// # Safety
+///
+/// Physical page `page` must hold the AP trampoline, with its parameters
+/// (page tables, stacks, entry point) written, identity-mapped, and kept
+/// until every started core has left it.
+pub unsafe fn send_startup_to_all_others(page: u8) {
     send_icr(
         0,
         ICR_DELIVERY_STARTUP | ICR_LEVEL_ASSERT | ICR_ALL_EXCLUDING_SELF | u32::from(page),

@@ -16,7 +16,14 @@ pub struct PerCore {
 }
 
 /// Points this core's GS base at `block` (leaked: lives for the run).
-pub fn install(block: &'static PerCore) {
+///
+/// # Safety
+///
+/// Once per core, before anything on it reads its index, with a block whose
+/// `index` is this core's and no other core's: every per-core structure
+/// with a single writer (counters, records, the scheduler's core) trusts
+/// that index, and two cores with one index would race on them.
+pub unsafe fn install(block: &'static PerCore) {
     GsBase::write(VirtAddr::from_ptr(block as *const PerCore));
 }
 
