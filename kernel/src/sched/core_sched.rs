@@ -332,7 +332,12 @@ fn sleep(core: &CoreSched, me: usize) -> (IdleEvent, Option<FoundAt>) {
             } else {
                 FoundAt::OtherWake
             };
-            if watchdog::check_self(me, by_probe && watchdog::probe_is_strict(me)) {
+            let strict = if by_tick {
+                watchdog::tick_is_strict(me)
+            } else {
+                by_probe && watchdog::probe_is_strict(me)
+            };
+            if watchdog::check_self(me, strict) {
                 break (IdleEvent::LostWakeupFound, Some(at));
             }
             // Nothing lost: halt again. A waker that pushes from here on

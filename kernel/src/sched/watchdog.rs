@@ -320,6 +320,24 @@ pub fn check_self(me: usize, strict: bool) -> bool {
     !lapic::is_pending(WAKE_VECTOR)
 }
 
+/// The watchdog core `me` on its own tick: whether its check should be
+/// strict, the rule it applies to the cores it probes: the same halt with
+/// the same count of IPIs sent to it as one tick ago (an IPI counted as sent
+/// a whole period ago that has neither arrived nor is pending never
+/// arrived). Seen: core 0 asleep 20 s on work announced to it while its own
+/// non-strict checks kept finding an IPI "on its way".
+pub fn tick_is_strict(me: usize) -> bool {
+    let record = &RECORDS[me];
+    let episode = record.episode.load(Ordering::Relaxed);
+    let sent = wake_ipi::sent_to(me);
+    // Only this core reads and writes its own suspect memory.
+    let same = record.suspect_episode.load(Ordering::Relaxed) == episode
+        && record.suspect_sent.load(Ordering::Relaxed) == sent;
+    record.suspect_episode.store(episode, Ordering::Relaxed);
+    record.suspect_sent.store(sent, Ordering::Relaxed);
+    same && sent != record.sent_at_halt.load(Ordering::Relaxed)
+}
+
 /// Whether the watchdog's probe of this halt was a strict one (see
 /// [`check_self`]).
 pub fn probe_is_strict(me: usize) -> bool {
