@@ -311,6 +311,7 @@ fn sleep(core: &CoreSched, me: usize) -> (IdleEvent, Option<FoundAt>) {
             let probes = COUNTS.probe[me].load(Ordering::Relaxed);
             let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
             if watchdog_core {
+                // Relaxed: a field only this core reads and writes.
                 let mut armed_at = core.tick_armed_at.load(Ordering::Relaxed);
                 watchdog::arm_tick(me, &mut armed_at);
                 core.tick_armed_at.store(armed_at, Ordering::Relaxed);
