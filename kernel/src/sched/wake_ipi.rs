@@ -2,8 +2,8 @@
 //! two IPI faults the lost-wakeup detectors must catch.
 //!
 //! Every wake-vector IPI the kernel sends goes through [`send`] (the
-//! protocol's, the watchdog's rescue-free probes aside, the floor
-//! workload's bare ones), so [`sent_to`] is the count of ICR writes with
+//! protocol's and the floor workload's bare ones; the watchdog's probes
+//! have their own vector), so [`sent_to`] is the count of ICR writes with
 //! that core as destination: what the watchdog compares with what a halted
 //! core recorded when it halted, and what the host compares with QEMU's own
 //! trace of ICR writes (`cargo xtask stress --oracle`).
@@ -34,11 +34,8 @@ pub fn send(target: usize) {
     // Relaxed, after the ICR write: the count is published to the watchdog
     // by the waker's later Release on its notify-finished counter (see
     // `watchdog::notify_finished`), so a watchdog that has seen a waker
-    // finish also sees the IPIs it sent. `fault=miscounted-ipi` skips one
-    // count (a deliberately wrong counter, for the host's oracle to catch).
-    if !take_miscount() {
-        SENT_TO[target].0.fetch_add(1, Ordering::Relaxed);
-    }
+    // finish also sees the IPIs it sent.
+    SENT_TO[target].0.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Sends the watchdog's lost-wakeup probe to core `target` (not a wake IPI:
@@ -103,49 +100,47 @@ fn kind() -> IpiFault {
     }
 }
 
-/// Takes the armed fault if it is due now and of kind `want`: exactly one
-/// caller ever gets `true` (compare-exchange; Relaxed, it orders nothing).
-fn take(want: IpiFault) -> bool {
-    FAULT.load(Ordering::Relaxed) == ARMED
-        && kind() == want
+/// Takes the armed fault if it is due now: exactly one caller ever gets it
+/// (compare-exchange; Relaxed, it orders nothing). One relaxed load when
+/// no fault is armed.
+fn take() -> Option<IpiFault> {
+    let due = FAULT.load(Ordering::Relaxed) == ARMED
         && round_watch::rounds_begun() >= ARM_AT_ROUND.load(Ordering::Relaxed)
         && FAULT
             .compare_exchange(ARMED, FIRED, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-}
-
-fn take_miscount() -> bool {
-    if !take(IpiFault::Miscounted) {
-        return false;
-    }
-    println!("fault=miscounted-ipi fired: one wake IPI goes uncounted");
-    true
+            .is_ok();
+    due.then(kind)
 }
 
 /// The protocol asked core `from` to send the wake IPI to `target`: sends
 /// it, unless an IPI fault fires here.
 pub fn send_for_protocol(from: usize, target: usize) {
-    if take(IpiFault::Dropped) {
-        println!(
+    let round = round_watch::rounds_begun;
+    match take() {
+        None | Some(IpiFault::None) => send(target),
+        Some(IpiFault::Dropped) => println!(
             "fault=dropped-ipi fired: core {from} claimed core {target} (round {}) and sends no wake IPI",
-            round_watch::rounds_begun()
-        );
-        return;
-    }
-    if take(IpiFault::Misdirected) {
-        let count = cores::count();
-        let mut other = (target + 1) % count;
-        if other == from && count > 2 {
-            other = (other + 1) % count;
+            round()
+        ),
+        Some(IpiFault::Misdirected) => {
+            let count = cores::count();
+            let mut other = (target + 1) % count;
+            if other == from && count > 2 {
+                other = (other + 1) % count;
+            }
+            println!(
+                "fault=misdirected-ipi fired: core {from} claimed core {target} (round {}) and sends its wake IPI to core {other}",
+                round()
+            );
+            send(other);
         }
-        println!(
-            "fault=misdirected-ipi fired: core {from} claimed core {target} (round {}) and sends its wake IPI to core {other}",
-            round_watch::rounds_begun()
-        );
-        send(other);
-        return;
+        Some(IpiFault::Miscounted) => {
+            // A deliberately wrong counter, for the host's oracle to catch:
+            // the IPI goes out, its count does not.
+            println!("fault=miscounted-ipi fired: one wake IPI goes uncounted");
+            lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
+        }
     }
-    send(target);
 }
 
 /// If the configured fault never fired (the run sent no wake IPI after

@@ -105,7 +105,10 @@ pub fn period_us() -> Option<u64> {
     }
 }
 
-/// Whether the in-guest checks run.
+/// Whether the in-guest checks run. With `watchdog=off` the wake path and
+/// the halt path skip every count and record of this module too (fixed at
+/// boot, before any AP runs), so `watchdog=off` measures a kernel without
+/// any of the detector's cost.
 pub fn enabled() -> bool {
     period_us().is_some()
 }
@@ -186,6 +189,9 @@ static RECORDS: [CoreRecord; MAX_CORES] = [const { CoreRecord::new() }; MAX_CORE
 
 /// Waker side: about to push into core `target`'s inbox and notify it.
 pub fn notify_started(target: usize) {
+    if !enabled() {
+        return;
+    }
     // Relaxed: a check that reads it has first acquired a later waker's
     // `notify_finished` (see `check_self`); a start it cannot see belongs to
     // a waker whose push follows every push it counts (and, finding the
@@ -198,6 +204,9 @@ pub fn notify_started(target: usize) {
 /// Waker side: the notify of core `target` is complete (after the push,
 /// the decision and the IPI, if one was sent).
 pub fn notify_finished(target: usize) {
+    if !enabled() {
+        return;
+    }
     // Release: pairs with the Acquire loads in `check_self` (on `target`)
     // and `scan` (on the watchdog core). Whoever reads this increment also
     // sees this waker's push and its count in `wake_ipi::sent_to`, and, on
@@ -210,6 +219,9 @@ pub fn notify_finished(target: usize) {
 
 /// Core `me` took `n` items from its inbox.
 pub fn note_drained(me: usize, n: usize) {
+    if !enabled() {
+        return;
+    }
     let drained = &RECORDS[me].drained;
     // Single writer: load + store. Published to the watchdog core by the
     // Release store of the next halt's episode.
@@ -228,6 +240,9 @@ pub fn note_drained(me: usize, n: usize) {
 /// platform delivers them (QEMU's TCG sets the target's IRR bit some
 /// microseconds after the sender's ICR write returns, measured here).
 pub fn halt_path_begins(me: usize) {
+    if !enabled() {
+        return;
+    }
     let record = &RECORDS[me];
     record
         .wake_irqs_at_halt
@@ -240,6 +255,9 @@ pub fn halt_path_begins(me: usize) {
 /// Core `me` is about to execute `sti; hlt` (state committed). Publishes
 /// the halt's record for the watchdog core.
 pub fn halt_begins(me: usize) {
+    if !enabled() {
+        return;
+    }
     let record = &RECORDS[me];
     let episode = record.episodes.load(Ordering::Relaxed) + 1;
     record.episodes.store(episode, Ordering::Relaxed);
@@ -251,6 +269,9 @@ pub fn halt_begins(me: usize) {
 
 /// Core `me` is awake again.
 pub fn halt_ends(me: usize) {
+    if !enabled() {
+        return;
+    }
     // Relaxed: only a hint to the watchdog core, which re-validates
     // everything through the probe (the core's own check).
     RECORDS[me].episode.store(0, Ordering::Relaxed);
