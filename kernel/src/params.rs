@@ -7,11 +7,11 @@
 //! `=`, or a value out of range is an error that the kernel prints and exits
 //! on with [`ExitCode::BadParameter`](crate::exit::ExitCode::BadParameter).
 
-use crate::sched::backoff::BackoffMode;
 use crate::sched::fork_join::Release;
 use alloc::format;
 use alloc::string::{String, ToString};
 use core::fmt;
+use vigil_wake::BackoffMode;
 
 /// Name of the fw_cfg file that carries the parameters.
 pub const FW_CFG_FILE: &str = "opt/vigil/cmdline";

@@ -8,29 +8,27 @@
 //! Tasks run on their own stacks; every switch goes task -> idle loop ->
 //! task, the idle loop running on the core's boot stack.
 
-use super::backoff::{self, Backoff, BackoffMode};
-use super::idle_history::{HISTORIES, IdleEvent};
+use super::idle_hooks::KernelIdleHooks;
 use super::latency::LatencyHistograms;
 use super::stats::{self, SchedStats};
 use super::task::{Task, TaskCounts, TaskRef};
-use super::watchdog::{self, FoundAt};
-use crate::arch::interrupt_vectors::COUNTS;
-use crate::arch::{context, halt, percpu, tsc};
-use crate::chaos;
+use super::watchdog;
+use crate::arch::idle_platform::X86Platform;
+use crate::arch::{context, percpu, tsc};
 use crate::println;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::{Mutex, Once};
-use vigil_wake::{Commit, CoreWake, Policy, Recheck, State};
-use x86_64::instructions::interrupts;
+use vigil_wake::{BackoffMode, CoreWake, DriverConfig, IdleDriver, Policy, State};
 
 /// One core's scheduler.
 #[derive(Debug)]
 pub struct CoreSched {
-    /// The wake protocol's per-core part: idle state, inbox, counters.
-    pub wake: CoreWake<TaskRef>,
+    /// The wake protocol's per-core part: idle state, inbox, counters,
+    /// lost-wakeup record (this core's entry of [`wakes`]).
+    pub wake: &'static CoreWake<TaskRef>,
     /// Tasks ready to run here. Only this core touches it (the lock is
     /// uncontended; it keeps the code free of `unsafe`).
     run_queue: Mutex<VecDeque<TaskRef>>,
@@ -41,11 +39,6 @@ pub struct CoreSched {
     pub stats: SchedStats,
     /// Wake-latency histograms (tasks resumed on this core).
     pub latency: LatencyHistograms,
-    /// This core's poll budget before halting.
-    backoff: Backoff,
-    /// The watchdog core only: its timer-interrupt count when it last armed
-    /// the scan tick (`u64::MAX`: never).
-    tick_armed_at: AtomicU64,
 }
 
 /// Boot-time configuration of every core's scheduler.
@@ -57,6 +50,7 @@ pub struct SchedConfig {
     pub backoff: BackoffMode,
 }
 
+static WAKES: Once<Box<[CoreWake<TaskRef>]>> = Once::new();
 static CORES: Once<Box<[CoreSched]>> = Once::new();
 static CONFIG: Once<SchedConfig> = Once::new();
 
@@ -64,17 +58,22 @@ static CONFIG: Once<SchedConfig> = Once::new();
 /// before any AP enters [`run_core`].
 pub fn init(count: usize, config: SchedConfig) {
     CONFIG.call_once(|| config);
-    CORES.call_once(|| {
+    let wakes = WAKES.call_once(|| {
         (0..count)
-            .map(|_| CoreSched {
-                wake: CoreWake::new(config.policy),
+            .map(|_| CoreWake::with_detector(config.policy, watchdog::enabled()))
+            .collect::<Vec<_>>()
+            .into_boxed_slice()
+    });
+    CORES.call_once(|| {
+        wakes
+            .iter()
+            .map(|wake| CoreSched {
+                wake,
                 run_queue: Mutex::new(VecDeque::new()),
                 current: Mutex::new(None),
                 idle_rsp: AtomicU64::new(0),
                 stats: SchedStats::new(),
                 latency: LatencyHistograms::new(),
-                backoff: Backoff::new(),
-                tick_armed_at: AtomicU64::new(u64::MAX),
             })
             .collect::<Vec<_>>()
             .into_boxed_slice()
@@ -84,6 +83,12 @@ pub fn init(count: usize, config: SchedConfig) {
 /// Every core's scheduler, by core index.
 pub fn cores() -> &'static [CoreSched] {
     CORES.get().expect("scheduler not initialised")
+}
+
+/// Every core's wake-protocol part, by core index (what the idle driver and
+/// the wakers share).
+pub fn wakes() -> &'static [CoreWake<TaskRef>] {
+    WAKES.get().expect("scheduler not initialised")
 }
 
 /// The scheduler of the running core.
@@ -195,13 +200,27 @@ pub fn exit_current() -> ! {
 }
 
 /// The idle loop of core `me` (never returns). Interrupts must be disabled.
+/// The protocol (drain, poll, halt path, halt, wake-up, lost-wakeup check)
+/// is the wake crate's `IdleDriver`; this loop only runs what it drains.
 pub fn run_core(me: usize) -> ! {
     let core = &cores()[me];
+    let config = DriverConfig {
+        backoff: backoff_mode(),
+        watchdog_tick_us: if me == watchdog::WATCHDOG_CORE {
+            watchdog::period_us()
+        } else {
+            None
+        },
+    };
+    let mut driver = IdleDriver::new(
+        wakes(),
+        X86Platform::of_core(me),
+        KernelIdleHooks::new(core, me),
+        config,
+    );
     let mut batch = VecDeque::new();
     loop {
-        let drained = core.wake.drain_into(&mut batch);
-        if drained > 0 {
-            watchdog::note_drained(me, drained);
+        if driver.drain(&mut batch) > 0 {
             core.run_queue.lock().extend(batch.drain(..));
         }
         let next = core.run_queue.lock().pop_front();
@@ -209,155 +228,10 @@ pub fn run_core(me: usize) -> ! {
             core.run(task);
             continue;
         }
-        let idle_from = tsc::now();
-        if !spin_for_work(core) {
-            halt_path(core, me, &mut batch);
+        // Never `MachineStopped` on this platform.
+        let _ready = driver.idle(&mut batch);
+        if !batch.is_empty() {
+            core.run_queue.lock().extend(batch.drain(..));
         }
-        stats::add(&core.stats.idle_ticks, tsc::now() - idle_from);
     }
-}
-
-/// Bounded backoff: polls the inbox for the core's current budget. `true`
-/// if work arrived (the core stays `Running` meanwhile, so wakers send no
-/// IPI).
-fn spin_for_work(core: &CoreSched) -> bool {
-    let mode = backoff_mode();
-    let budget_us = core.backoff.budget_us(mode);
-    if budget_us == 0 {
-        return false;
-    }
-    let start = tsc::now();
-    let end = start + tsc::us_to_ticks(budget_us);
-    let steal_gap = tsc::us_to_ticks(backoff::STEAL_GAP_US);
-    let mut last = start;
-    loop {
-        if core.wake.inbox_len() > 0 {
-            core.backoff
-                .caught(mode, tsc::ticks_to_us(tsc::now() - start));
-            return true;
-        }
-        let now = tsc::now();
-        if now - last > steal_gap {
-            core.backoff.stolen(mode);
-            return false;
-        }
-        if now >= end {
-            return false;
-        }
-        last = now;
-    }
-}
-
-/// The protocol's halt path, ending in the arch `sti; hlt`.
-fn halt_path(core: &CoreSched, me: usize, batch: &mut VecDeque<TaskRef>) {
-    let history = &HISTORIES[me];
-    watchdog::halt_path_begins(me);
-    history.record(IdleEvent::PrepareToHalt);
-    let armed = match core.wake.prepare_to_halt().recheck() {
-        Recheck::Empty(armed) => armed,
-        Recheck::Work => {
-            history.record(IdleEvent::RecheckFoundWork);
-            return;
-        }
-    };
-    match chaos::idle_window(me) {
-        chaos::Window::HeldUntilNotified => history.record(IdleEvent::ChaosHeldUntilNotified),
-        chaos::Window::HoldExpired => history.record(IdleEvent::ChaosHoldExpired),
-        chaos::Window::Passed | chaos::Window::Delayed => {}
-    }
-    match armed.commit() {
-        Commit::Halt(halted) => {
-            history.record(IdleEvent::Halt);
-            let halted_from = tsc::now();
-            let (woke_by, lost) = sleep(core, me);
-            core.backoff
-                .halted(backoff_mode(), tsc::ticks_to_us(tsc::now() - halted_from));
-            history.record(woke_by);
-            let drained = halted.woke_up(batch);
-            if drained > 0 {
-                watchdog::note_drained(me, drained);
-                if woke_by == IdleEvent::WokeByIpi {
-                    stats::add(&core.stats.ipi_wakes_with_work, 1);
-                }
-            }
-            if let Some(at) = lost {
-                watchdog::report(me, at, batch);
-            }
-            if drained > 0 {
-                core.run_queue.lock().extend(batch.drain(..));
-            }
-        }
-        Commit::DontSleep => history.record(IdleEvent::DontSleep),
-        Commit::WorkArrived => history.record(IdleEvent::RecheckFoundWork),
-        Commit::Poll => core::hint::spin_loop(),
-    }
-}
-
-/// Halts (state `Halted`) until a wake IPI, or until the core finds (on
-/// the watchdog's probe, the watchdog core's own tick, or another
-/// interrupt) that it has lost one. Any other wake halts again, same
-/// episode: a probe, a scan tick or a stray interrupt never drains the
-/// inbox unreported. Returns what ended the sleep and, for a lost wakeup,
-/// where it was found.
-fn sleep(core: &CoreSched, me: usize) -> (IdleEvent, Option<FoundAt>) {
-    let watchdog_core = me == watchdog::WATCHDOG_CORE && watchdog::enabled();
-    let halted_from = tsc::now();
-    watchdog::halt_begins(me);
-    let woke = if watchdog::check_self(me, false) {
-        (IdleEvent::LostWakeupFound, Some(FoundAt::Halt))
-    } else {
-        loop {
-            let ipis = COUNTS.wake[me].load(Ordering::Relaxed);
-            let probes = COUNTS.probe[me].load(Ordering::Relaxed);
-            let ticks = COUNTS.timer[me].load(Ordering::Relaxed);
-            if watchdog_core {
-                // Relaxed: a field only this core reads and writes.
-                let mut armed_at = core.tick_armed_at.load(Ordering::Relaxed);
-                watchdog::arm_tick(me, &mut armed_at);
-                core.tick_armed_at.store(armed_at, Ordering::Relaxed);
-            }
-            halt::enable_interrupts_and_halt();
-            interrupts::disable();
-            if COUNTS.wake[me].load(Ordering::Relaxed) != ipis {
-                break (IdleEvent::WokeByIpi, None);
-            }
-            let by_tick = watchdog_core && COUNTS.timer[me].load(Ordering::Relaxed) != ticks;
-            let by_probe = COUNTS.probe[me].load(Ordering::Relaxed) != probes;
-            if by_tick {
-                watchdog::scan(me);
-            }
-            let at = if by_tick {
-                FoundAt::Tick
-            } else if by_probe {
-                FoundAt::Probe
-            } else {
-                FoundAt::OtherWake
-            };
-            let strict = if by_tick {
-                watchdog::tick_is_strict(me)
-            } else {
-                by_probe && watchdog::probe_is_strict(me)
-            };
-            if watchdog::check_self(me, strict) {
-                break (IdleEvent::LostWakeupFound, Some(at));
-            }
-            // Nothing lost: halt again. A waker that pushes from here on
-            // finds this halt's state and sends the IPI if it must, which
-            // ends the next `hlt` (pending or not).
-            if !by_tick {
-                HISTORIES[me].record(if by_probe {
-                    IdleEvent::WokeByProbe
-                } else {
-                    IdleEvent::WokeOther
-                });
-            }
-        }
-    };
-    // The scan tick stays armed: disarming it is another LAPIC access on
-    // the path from wake-up to the woken task (an exit into QEMU under
-    // TCG). If it fires while the core runs, it stays pending (interrupts
-    // are off) and ends the next halt at once as a scan tick.
-    watchdog::halt_ends(me);
-    stats::add(&core.stats.halted_ticks, tsc::now() - halted_from);
-    woke
 }

@@ -6,8 +6,9 @@
 //! needs an IPI.
 
 use super::core_sched::{self, switch_to_idle};
+use super::idle_hooks::KernelWakerHooks;
 use super::task::{Task, TaskCounts, TaskRef, WakeKind};
-use super::{wake_ipi, watchdog};
+use crate::arch::idle_platform::X86Platform;
 use crate::arch::{percpu, tsc};
 use crate::smp::cores;
 use alloc::boxed::Box;
@@ -60,17 +61,14 @@ fn make_runnable(task: TaskRef, stamp: bool) {
         task.stamp_wake(tsc::now(), kind);
     }
     let record = task.clone();
-    watchdog::notify_started(target);
-    let outcome = cores[target].wake.send_with(task, &cores[me].wake, || {
-        crate::chaos::delay(crate::chaos::Point::BetweenPushAndNotify);
-    });
-    record.record_notify(me, &outcome);
-    if outcome.send_ipi() {
-        crate::chaos::delay(crate::chaos::Point::BeforeIpi);
-        wake_ipi::send_for_protocol(me, target);
-    }
-    watchdog::notify_finished(target);
-    crate::chaos::notified(target);
+    let hooks = KernelWakerHooks::new(&record, me, target);
+    let _outcome = vigil_wake::wake_core(
+        core_sched::wakes(),
+        target,
+        task,
+        &X86Platform::of_core(me),
+        &hooks,
+    );
 }
 
 /// Blocks the current task until [`wake`] (returns at once if a wake came

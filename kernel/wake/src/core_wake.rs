@@ -8,6 +8,7 @@ use core::fmt;
 use crate::counters::Counters;
 use crate::idle_state::{CommitStep, IdleState};
 use crate::inbox::{Inbox, Pushed};
+use crate::lost_wakeup::LostWakeupRecord;
 use crate::notify::{Elided, Notify, NotifyOutcome};
 use crate::policy::Policy;
 use crate::state::State;
@@ -50,17 +51,34 @@ pub struct CoreWake<T> {
     idle: IdleState,
     inbox: Inbox<T>,
     counters: Counters,
+    lost_wakeup: LostWakeupRecord,
 }
 
 impl<T> CoreWake<T> {
-    /// A running core with an empty inbox, using `policy`.
+    /// A running core with an empty inbox, using `policy`, without the
+    /// lost-wakeup detector.
     #[must_use]
     pub fn new(policy: Policy) -> Self {
+        Self::with_detector(policy, false)
+    }
+
+    /// A running core with an empty inbox, using `policy`, with the
+    /// lost-wakeup detector's counts and checks on (`detector`) or off.
+    /// Every core of one machine must be built the same way.
+    #[must_use]
+    pub fn with_detector(policy: Policy, detector: bool) -> Self {
         Self {
             idle: IdleState::new(policy),
             inbox: Inbox::new(),
             counters: Counters::new(),
+            lost_wakeup: LostWakeupRecord::new(detector),
         }
+    }
+
+    /// The lost-wakeup detector's record of this core.
+    #[must_use]
+    pub fn lost_wakeup_record(&self) -> &LostWakeupRecord {
+        &self.lost_wakeup
     }
 
     /// The policy this core was built with.

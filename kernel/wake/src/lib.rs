@@ -188,23 +188,35 @@ extern crate alloc;
 #[cfg(any(test, loom))]
 extern crate std;
 
+mod backoff;
 mod core_wake;
 mod counters;
+mod idle_driver;
+mod idle_hooks;
 mod idle_state;
 mod inbox;
+mod lost_wakeup;
 mod notify;
 mod parker;
+mod platform;
 mod policy;
 mod state;
 mod sync;
+mod waker;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+pub use backoff::{Backoff, BackoffMode, MAX_SPIN_US, STEAL_COOLDOWN_HALTS, STEAL_GAP_US};
 pub use core_wake::{Armed, Commit, CoreWake, HaltAttempt, Halted, Recheck};
 pub use counters::{CounterSnapshot, Counters};
+pub use idle_driver::{DriverConfig, Idle, IdleDriver};
+pub use idle_hooks::{FoundAt, IdleEvent, IdleHooks, NoHooks, WakerHooks};
 pub use inbox::{Inbox, Pushed};
+pub use lost_wakeup::{LostWakeupCounts, LostWakeupRecord};
 pub use notify::{Elided, Notify, NotifyOutcome};
 pub use parker::{Parker, Unparked};
+pub use platform::{InterruptCounts, Platform, Resume};
 pub use policy::{Policy, UnknownPolicy};
 pub use state::State;
+pub use waker::wake_core;

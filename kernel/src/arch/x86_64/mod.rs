@@ -10,6 +10,7 @@ pub mod fault_probe;
 pub mod fw_cfg;
 pub mod gdt;
 pub mod halt;
+pub mod idle_platform;
 pub mod interrupt_vectors;
 pub mod lapic;
 pub mod paging;
