@@ -46,6 +46,7 @@ TARGET = os.path.join(ROOT, "target", "loom-mutants")
 # The models' assertion messages (kernel/wake/tests/model/mod.rs and
 # tests/loom_parker.rs): a kill must show one of them.
 LOST_WAKEUP = "lost wakeup"
+RESCUED = "work rescued unreported"
 TWO_IPIS = "two IPIs for one halt"
 IPI_TO_RUNNING = "IPI sent to a running core"
 LOST_WAKE = "lost wake"
@@ -224,8 +225,9 @@ LOGIC_MUTATIONS = [
     (
         "skip-recheck",
         "src/idle_state.rs",
-        "Policy::StateMachine => inbox.recheck_for_halt(),",
-        "Policy::StateMachine => { let _ = inbox; 0 }",
+        "Policy::StateMachine | Policy::AlwaysIpi => inbox.recheck_for_halt(),",
+        "Policy::StateMachine => { let _ = inbox; 0 }\n"
+        "            Policy::AlwaysIpi => inbox.recheck_for_halt(),",
         None,
     ),
     (
@@ -258,7 +260,81 @@ LOGIC_MUTATIONS = [
     ),
 ]
 
-MUTATIONS += PARKER_MUTATIONS + LOGIC_MUTATIONS
+# The idle driver (idle_driver.rs), the waker side (waker.rs) and the
+# always-ipi finding: each breaks one step the kernel runs.
+DRIVER_MUTATIONS = [
+    (
+        # A tick taken in the same `hlt` return as the wake IPI is taken
+        # for a tick: the core re-halts with the IPI spent. Only a model
+        # with a timer can fail it.
+        "wake-ipi-classified-after-tick",
+        "src/idle_driver.rs",
+        "if after.wake != before.wake {",
+        "if after.wake != before.wake && after.timer == before.timer {",
+        None,
+    ),
+    (
+        # A probe, tick or spontaneous wake that finds nothing lost ends the
+        # halt instead of halting again: announced work drained unreported.
+        "quiet-wake-ends-halt",
+        "src/idle_driver.rs",
+        "                if record.check_self(&self.platform, strict) {\n"
+        "                    break Slept::lost(at);\n"
+        "                }",
+        "                let _ = (at, strict);\n"
+        "                break Slept { cause: IdleEvent::WokeOther, lost: None, stopped: false };",
+        None,
+    ),
+    (
+        # What `woke_up` drains is not counted: the detector then takes
+        # drained work for announced work still waiting (a false report).
+        "woke-up-drain-uncounted",
+        "src/idle_driver.rs",
+        "                let drained = halted.woke_up(out);\n"
+        "                if drained > 0 {\n"
+        "                    record.note_drained(drained);\n"
+        "                }",
+        "                let drained = halted.woke_up(out);",
+        None,
+    ),
+    (
+        # The waker counts its notify finished before its IPI is sent: the
+        # halted core sees announced work, no IPI sent and none pending (a
+        # false report).
+        "notify-finished-before-ipi",
+        "src/waker.rs",
+        "    if outcome.send_ipi() {\n"
+        "        hooks.before_ipi();\n"
+        "        platform.send_wake_ipi(target);\n"
+        "    }\n"
+        "    record.notify_finished();",
+        "    record.notify_finished();\n"
+        "    if outcome.send_ipi() {\n"
+        "        hooks.before_ipi();\n"
+        "        platform.send_wake_ipi(target);\n"
+        "    }",
+        None,
+    ),
+    (
+        # The finding: always-ipi's re-check as it was, a plain load. Correct
+        # only if the IPI carried the waker's writes to the woken core.
+        "always-ipi-recheck-plain-load",
+        "src/idle_state.rs",
+        "Policy::StateMachine | Policy::AlwaysIpi => inbox.recheck_for_halt(),",
+        "Policy::StateMachine => inbox.recheck_for_halt(),\n"
+        "            Policy::AlwaysIpi => inbox.len(),",
+        None,
+    ),
+    (
+        "notify-finished-release-to-relaxed",
+        "src/lost_wakeup.rs",
+        "self.notify_finished.fetch_add(1, Ordering::Release);",
+        "self.notify_finished.fetch_add(1, Ordering::Relaxed);",
+        None,
+    ),
+]
+
+MUTATIONS += PARKER_MUTATIONS + LOGIC_MUTATIONS + DRIVER_MUTATIONS
 
 # The assertions each mutant may be killed by: one symptom, sometimes seen
 # through two checks (a claim that is not exclusive sends a second IPI,
@@ -296,6 +372,12 @@ EXPECT = {
     "claim-by-plain-store": DOUBLE_IPI,
     "waker-ignores-halting": LOST_WAKEUP,
     "dont-sleep-consumed-by-halting": LOST_WAKEUP,
+    "wake-ipi-classified-after-tick": LOST_WAKEUP,
+    "quiet-wake-ends-halt": RESCUED,
+    "woke-up-drain-uncounted": LOST_WAKEUP,
+    "notify-finished-before-ipi": LOST_WAKEUP,
+    "always-ipi-recheck-plain-load": LOST_WAKEUP,
+    "notify-finished-release-to-relaxed": LOST_WAKEUP,
 }
 
 # What `cargo xtask test` runs: each assertion, each mutated file, and the
@@ -311,6 +393,10 @@ QUICK = [
     "unpark-claim-to-load-store",
     "park-cas-to-load-store",
     "consume-acquire-to-relaxed",
+    "wake-ipi-classified-after-tick",
+    "quiet-wake-ends-halt",
+    "notify-finished-before-ipi",
+    "always-ipi-recheck-plain-load",
 ]
 
 TIMEOUT_S = int(os.environ.get("MUTANT_TIMEOUT_S", "600"))
@@ -320,7 +406,19 @@ MODELS = {
     "src/inbox.rs": ("loom_protocol", "state_machine"),
     "src/idle_state.rs": ("loom_protocol", "state_machine"),
     "src/parker.rs": ("loom_parker", None),
+    "src/idle_driver.rs": ("loom_protocol", "state_machine"),
+    "src/waker.rs": ("loom_protocol", "state_machine"),
+    "src/lost_wakeup.rs": ("loom_protocol", "state_machine"),
 }
+
+# Mutants checked by other models than their file's.
+MODEL_OF_MUTANT = {
+    "always-ipi-recheck-plain-load": ("loom_protocol", "always_ipi"),
+}
+
+
+def model_of(name, path):
+    return MODEL_OF_MUTANT.get(name, MODELS[path])
 
 # Helpers the parker mutations call: a compare-exchange split into a load
 # and a store (with the given orderings), on the parker's atomic.
@@ -438,6 +536,14 @@ def run_model(scratch, test, name_filter):
     return "failed", seconds, output
 
 
+def failed_tests(output):
+    """The names of the tests a cargo test run lists as failed."""
+    # `--quiet` prints no per-test lines; the summary ends with a
+    # `failures:` block listing each failed test, indented.
+    blocks = re.findall(r"^failures:\n((?:    \S+\n)+)", output, flags=re.M)
+    return sorted({name.strip() for block in blocks for name in block.splitlines()})
+
+
 def panic_messages(output):
     return sorted(set(re.findall(r"panicked at [^\n]*\n([^\n]*)", output)))
 
@@ -474,7 +580,7 @@ def run_mutant(name, path, old, new):
             text += PARKER_HELPERS
         with open(source, "w") as f:
             f.write(text)
-        test, name_filter = MODELS[path]
+        test, name_filter = model_of(name, path)
         status, seconds, output = run_model(scratch, test, name_filter)
         if status == "passed":
             return "survived", f"{seconds:.0f}s"
@@ -483,7 +589,10 @@ def run_mutant(name, path, old, new):
         panics = panic_messages(output)
         want = EXPECT[name]
         want = want if isinstance(want, tuple) else (want,)
-        detail = f"{seconds:.0f}s: " + ("; ".join(panics) or output[-500:])
+        failed = failed_tests(output)
+        detail = f"{seconds:.0f}s, failed {', '.join(failed) or '?'}: " + (
+            "; ".join(panics) or output[-500:]
+        )
         if any(w in message for message in panics for w in want):
             return "killed", detail
         return "wrong-failure", f"expected {want!r}; {detail}"
@@ -502,7 +611,7 @@ def main():
     if unknown:
         print(f"unknown mutant(s): {sorted(unknown)}", file=sys.stderr)
         return 2
-    models = {MODELS[path] for _, path, _, _, _ in chosen}
+    models = {model_of(name, path) for name, path, _, _, _ in chosen}
     failures = baseline(models)
     if failures:
         for failure in failures:

@@ -131,11 +131,19 @@ impl IdleState {
         let queued = match self.policy {
             // The interlocked re-check: a Release RMW on the inbox count,
             // pairing with every push's Acquire RMW (see `Inbox`).
-            Policy::StateMachine => inbox.recheck_for_halt(),
-            // Correct without interlock: every push is followed by an IPI,
-            // and an IPI that arrives while interrupts are disabled stays
-            // pending, so `sti; hlt` returns at once.
-            Policy::AlwaysIpi => inbox.len(),
+            //
+            // `always-ipi` needs it too. Its wakers send an IPI after every
+            // push, so a push the re-check misses ends the halt; but an IPI
+            // carries no memory (see the `Platform` contract): the woken
+            // core's relaxed reads of the count may keep missing the push
+            // through every later drain and re-check, and it halts again
+            // with the IPI spent. The hardware-faithful loom model found
+            // exactly that with a plain `len()` here (a lost wakeup with one
+            // waker, one item). With the RMW the next re-check reads the
+            // newest count. (On x86 the IPI does order the sender's earlier
+            // stores before the interrupt in practice, and `iret` is
+            // serialising; the protocol no longer leans on it.)
+            Policy::StateMachine | Policy::AlwaysIpi => inbox.recheck_for_halt(),
             // Seed 004's check: a plain read, *before* the flag goes up.
             Policy::RacyFlag => inbox.len(),
             Policy::Poll => inbox.len(),
@@ -227,14 +235,26 @@ impl IdleState {
     #[inline]
     pub(crate) fn woke_up(&self) {
         match self.policy {
-            // A plain store: the only other writer from `Halted` is a waker's
-            // claim, which writes the same `Running`. If the claim comes
-            // second it fails (the core woke by itself; the claimer sends
-            // nothing); if it came first, its IPI may still be in flight and
-            // end a later `hlt` early: one spurious wakeup, never a lost one.
-            Policy::StateMachine | Policy::AlwaysIpi | Policy::RacyFlag => {
-                self.store(State::Running);
+            // The only other writer from `Halted` is a waker's claim, which
+            // writes the same `Running`. If the claim comes second it fails
+            // (the core woke by itself; the claimer sends nothing); if it
+            // came first, its IPI may still be in flight and end a later
+            // `hlt` early: one spurious wakeup, never a lost one.
+            //
+            // A swap, not a store, for the reason the abort is one: when the
+            // claim came first, this is a write over a waker's write the
+            // core has not read (the IPI carries no memory). Under the C++
+            // model a store is correct (the claim is an RMW of the core's
+            // own `Halted`, so it sits right after it in modification
+            // order, before this store); loom's modification order does not
+            // derive that, and lets the core's commit, two steps later, read
+            // the stale claim (`commit from Running`). One locked exchange
+            // on a path that has just taken an interrupt.
+            Policy::StateMachine => {
+                let _claimed_or_halted = self.swap(State::Running);
             }
+            // Only the core writes the state under these policies.
+            Policy::AlwaysIpi | Policy::RacyFlag => self.store(State::Running),
             Policy::Poll => {}
         }
     }

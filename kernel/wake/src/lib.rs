@@ -20,11 +20,34 @@
 //! }
 //! ```
 //!
-//! The **idle loop** of core `me`, interrupts disabled throughout:
+//! The **idle loop** of core `me` is [`IdleDriver`], generic over the
+//! machine ([`Platform`]: `sti; hlt`, the interrupt counts, the wake IPI,
+//! the one-shot timer, the clock) and over the kernel's hooks
+//! ([`IdleHooks`]: history, chaos, statistics, the lost-wakeup report), so
+//! the loom models run the very loop the kernel runs. Interrupts disabled
+//! throughout:
+//!
+//! ```ignore
+//! let mut driver = IdleDriver::new(&cores, platform, hooks, config);
+//! let mut batch = VecDeque::new();
+//! loop {
+//!     driver.drain(&mut batch);          // run what arrived
+//!     run_queue.extend(batch.drain(..));
+//!     if let Some(task) = run_queue.pop_front() {
+//!         run(task);
+//!         continue;
+//!     }
+//!     let _ = driver.idle(&mut batch);   // poll, halt path, hlt, woke_up
+//!     run_queue.extend(batch.drain(..));
+//! }
+//! ```
+//!
+//! and a waker uses [`wake_core`], which pushes, decides, sends the IPI
+//! through the platform and keeps the lost-wakeup detector's counts. Under
+//! the driver are the protocol's steps, usable on their own:
 //!
 //! ```ignore
 //! let me = &cores[this_core];
-//! let mut batch = VecDeque::new();
 //! loop {
 //!     if me.drain_into(&mut batch) > 0 {
 //!         run_queue.extend(batch.drain(..));
@@ -41,6 +64,19 @@
 //!     }
 //! }
 //! ```
+//!
+//! # The platform contract
+//!
+//! What the driver assumes of the machine, and what the loom model machine
+//! gives it (no more), is in [`Platform`]'s module: `sti; hlt` atomic with
+//! respect to interrupts (a latched interrupt ends the `hlt` at once);
+//! interrupts latched per vector and coalescing; **an IPI carries no
+//! memory** (nothing the woken core reads is ordered by the IPI; the
+//! protocol's atomics order it, and the model gives loom no edge from
+//! sender to receiver); an IPI's pending bit may appear after the send
+//! returned (the detector trusts the sent count); the one-shot timer is
+//! spent once it fired and may fire at any point while armed; halts may
+//! end for unrelated interrupts.
 //!
 //! The idle side's steps are single-use tokens ([`HaltAttempt`], [`Armed`],
 //! [`Halted`]) so they can only be taken in order; [`HaltAttempt::recheck`]
@@ -132,7 +168,8 @@
 //! | `Halting -> DontSleep` compare-exchange | waker | Relaxed | must be an RMW: a store could overwrite `Halted`, and nobody would IPI |
 //! | `Halted -> Running` compare-exchange (claim) | waker | Relaxed | must be an RMW: with a store every waker would IPI |
 //! | `state.swap(Running)` (abort: re-check found work) | idle | Relaxed | consumes a `DontSleep` the core has not read; a swap for loom's sake (below) |
-//! | `state.store(Running)` (`DontSleep` consumed, woke up) | idle | Relaxed | no waker writes from `Running`; a stale read is safe (below) |
+//! | `state.swap(Running)` (woke up) | idle | Relaxed | writes over a claim the core has not read (the IPI carries no memory); a swap for loom's sake (below) |
+//! | `state.store(Running)` (`DontSleep` consumed) | idle | Relaxed | no waker writes from `Running`; a stale read is safe (below) |
 //!
 //! The abort is a swap although a store would be correct under the C++
 //! model: a waker's compare-exchange write immediately follows the write it
@@ -141,6 +178,16 @@
 //! storing thread never read, and reports a waker reading that stale
 //! `DontSleep` after the core's next `Halting`; the swap makes the core read
 //! it, for one locked exchange on a path that is about to run work anyway.
+//! The wake-up is a swap for the same reason: the claim that ended the
+//! halt is a waker's write the woken core never read, since the model's
+//! IPI carries no memory (with a store, loom let the next commit read the
+//! stale claim).
+//!
+//! The detector's own atomics ([`LostWakeupRecord`]) are argued next to
+//! each in `lost_wakeup.rs`: the wakers' `notify_finished` is Release and
+//! every check's load of it Acquire, so a core or the watchdog that counts
+//! a waker finished also sees its push and its IPI count; the halt's
+//! episode is a Release store the watchdog's scan acquires.
 //!
 //! Why a waker may act on a stale state: its read is never older than the
 //! core's `Halting` of the episode whose re-check missed the push (above). A
@@ -153,12 +200,21 @@
 //! IPI (the sender must not let the IPI overtake the push; see
 //! [`CoreWake::send`]).
 //!
-//! The loom model checks all of this (`tests/loom_*.rs`): it passes for
-//! `state-machine` and `always-ipi` and fails, as asserted, for `racy-flag`.
-//! `mutants.py` weakens each RMW and ordering of the table in turn and
-//! expects loom to fail; every one does except the drain's `fetch_sub`,
-//! which the model cannot reach in the one window where it matters (a drain
-//! between re-check and commit; see [`Inbox`]'s source).
+//! The loom model checks all of this (`tests/loom_*.rs`, the machine in
+//! `tests/model/machine.rs`): [`IdleDriver`] and [`wake_core`] themselves,
+//! with one to three wakers and one to three items, halts that end on
+//! timer ticks and spontaneous wakes racing late claims, the detector on
+//! and off, a poll budget; it passes for `state-machine` and `always-ipi`
+//! and fails, as asserted, for `racy-flag`. With the IPI no longer
+//! synchronising, it found `always-ipi`'s plain re-check losing a wakeup
+//! (now the same RMW as `state-machine`'s; see `idle_state.rs`).
+//! `mutants.py` weakens each RMW and ordering of the table in turn, breaks
+//! steps of the driver and the waker side, and expects loom to fail with
+//! the assertion named for each; the documented survivors are the drain's
+//! `fetch_sub`, which the model cannot reach in the one window where it
+//! matters (a drain between re-check and commit; see [`Inbox`]'s source),
+//! and the Release of the detector's `notify_finished`, which matters only
+//! with an IPI whose pending bit appears late (not in the model).
 //!
 //! # The task parker
 //!

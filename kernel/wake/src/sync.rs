@@ -74,21 +74,14 @@ impl<T> Mutex<T> {
         }
         #[cfg(loom)]
         {
-            // Spin, as the kernel's lock does, rather than block: loom's
-            // blocking `lock` cannot cope with the waiting thread being
-            // unparked (a model IPI) while it waits. `yield_now` tells loom
-            // this is a spin loop. A loom mutex is only poisoned if a model
-            // thread panicked while holding it, and then the model has failed
+            // loom's blocking lock: the model machine's IPI is a latch, not
+            // an `unpark`, so nothing wakes a thread blocked here but the
+            // unlock. A loom mutex is only poisoned if a model thread
+            // panicked while holding it, and then the model has failed
             // already.
-            loop {
-                match self.inner.try_lock() {
-                    Ok(guard) => return guard,
-                    Err(std::sync::TryLockError::Poisoned(poisoned)) => {
-                        return poisoned.into_inner();
-                    }
-                    Err(std::sync::TryLockError::WouldBlock) => loom::thread::yield_now(),
-                }
-            }
+            self.inner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
         }
     }
 }

@@ -15,13 +15,7 @@ use std::panic;
 use model::{LOST_WAKEUP, Scenario, check};
 use vigil_wake::Policy;
 
-fn assert_loom_finds_lost_wakeup(items_per_waker: &'static [usize]) {
-    let scenario = Scenario {
-        policy: Policy::RacyFlag,
-        items_per_waker,
-        final_halt: false,
-        preemption_bound: 3,
-    };
+fn assert_loom_finds_lost_wakeup(scenario: Scenario) {
     let quiet = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let result = panic::catch_unwind(|| check(scenario));
@@ -42,11 +36,30 @@ fn assert_loom_finds_lost_wakeup(items_per_waker: &'static [usize]) {
         message.contains(LOST_WAKEUP),
         "loom failed racy-flag, but not with a lost wakeup: {message:?}"
     );
-    println!("racy-flag {items_per_waker:?}: loom reports {message:?}");
+    println!(
+        "racy-flag {:?}, detector {}: loom reports {message:?}",
+        scenario.items_per_waker, scenario.detector
+    );
 }
 
+const RACY: Policy = Policy::RacyFlag;
+
+/// The halted core, with nothing latched and nothing left to wake it, sits
+/// on its work: the machine's own assertion.
 #[test]
 fn loom_finds_the_seed_004_lost_wakeup() {
-    assert_loom_finds_lost_wakeup(&[1]);
-    assert_loom_finds_lost_wakeup(&[1, 1]);
+    assert_loom_finds_lost_wakeup(Scenario::new(RACY, &[1]));
+    assert_loom_finds_lost_wakeup(Scenario::new(RACY, &[1, 1]));
+}
+
+/// The same with the detector's counts and checks in the driver: they must
+/// not hide the loss (loom reports the first failing execution, found by
+/// the machine or by the driver's own check).
+#[test]
+fn loom_finds_the_seed_004_lost_wakeup_with_the_detector_on() {
+    assert_loom_finds_lost_wakeup(Scenario {
+        detector: true,
+        final_halt: true,
+        ..Scenario::new(RACY, &[1])
+    });
 }

@@ -1,0 +1,244 @@
+//! The model machine: a [`Platform`] for loom that behaves like the
+//! hardware and no better.
+//!
+//! Per core: an interrupt flag (off everywhere but inside
+//! [`Platform::enable_interrupts_and_halt`], as in the kernel), and one
+//! **latched pending bit per vector** (wake IPI, probe, timer, "other"):
+//! two IPIs sent before the core takes the first coalesce into one.
+//!
+//! * `enable_interrupts_and_halt` takes every latched interrupt at once
+//!   (the `sti` shadow: a latched bit ends the `hlt` immediately), bumping
+//!   the core's interrupt counts as its handlers do; with nothing latched
+//!   the core waits until something is raised.
+//! * An IPI **does not synchronise memory**: the latch and the waiting are
+//!   plain `std` atomics outside loom's memory model, so loom sees no
+//!   happens-before edge from sender to receiver. Whatever the woken core
+//!   reads about the work is ordered by the protocol's own atomics, or not
+//!   at all. (loom's `park`/`unpark`, which the first model used for the
+//!   halt, does give such an edge.) The count of IPIs sent is a loom atomic
+//!   (Relaxed, as the kernel's), because the detector orders it by the
+//!   wakers' Release.
+//! * The **one-shot timer** fires at any point while it is armed: a model
+//!   thread that loom schedules wherever it likes, up to a fixed number of
+//!   fires. Once fired it is spent until the next arm.
+//! * **Spontaneous wakes**: a model thread raises the "other" vector
+//!   once, at any point (before the halt too: it stays latched).
+//! * The **clock** advances one tick per read.
+//!
+//! The ghost state (what the checks need and the hardware does not have)
+//! is `std` atomics too: loom runs one thread at a time, so they read the
+//! true current value and add no branches. When the driver's core halts
+//! with every other actor finished and nothing latched, the machine has
+//! stopped: it checks that no work is left in that core's inbox (the
+//! lost-wakeup assertion) and returns [`Resume::MachineStopped`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64 as StdU64, AtomicUsize, Ordering::SeqCst};
+
+use loom::sync::atomic::{AtomicU64, Ordering};
+use vigil_wake::{InterruptCounts, Platform, Resume};
+
+use super::trace::{dump_trace, trace};
+
+/// The message of the lost-wakeup failures (the mutation run looks for it).
+pub const LOST_WAKEUP: &str = "lost wakeup";
+
+const WAKE: usize = 0;
+const PROBE: usize = 1;
+const TIMER: usize = 2;
+const OTHER: usize = 3;
+const VECTORS: usize = 4;
+
+/// One core's interrupt hardware.
+#[derive(Default)]
+struct CoreLines {
+    /// Latched, not yet taken, per vector.
+    pending: [AtomicBool; VECTORS],
+    /// Taken, per vector (the handlers' counts; only the core itself).
+    taken: [StdU64; VECTORS],
+    /// The one-shot timer is armed.
+    timer_armed: AtomicBool,
+}
+
+/// The whole model machine, shared by every model thread.
+pub struct Machine {
+    lines: Vec<CoreLines>,
+    /// Wake IPIs sent, by destination (counted after the "ICR write").
+    sent_to: Vec<AtomicU64>,
+    clock: StdU64,
+    /// Actors that have not finished: wakers, the timer's fires left, the
+    /// spontaneous wakes left.
+    pub wakers_left: AtomicUsize,
+    pub timer_fires_left: AtomicUsize,
+    pub other_wakes_left: AtomicUsize,
+    /// The driver's core has returned (its thread is done).
+    pub stopped: AtomicBool,
+    /// Ghost: items pushed by wakers, and drained by the driver's core
+    /// (counted by its loop after each driver call).
+    pub pushed: AtomicUsize,
+    pub drained: AtomicUsize,
+    /// Ghost: the driver's core is between its re-check window and the end
+    /// of its halt (IPIs are only due inside it, under state-machine).
+    pub in_halt: AtomicBool,
+    pub ipis_this_halt: AtomicUsize,
+    pub ipis: AtomicUsize,
+    pub halts: AtomicUsize,
+}
+
+impl Machine {
+    /// A machine of `cores` cores with its actors' budgets.
+    pub fn new(cores: usize, wakers: usize, timer_fires: usize, other_wakes: usize) -> Arc<Self> {
+        Arc::new(Self {
+            lines: (0..cores).map(|_| CoreLines::default()).collect(),
+            sent_to: (0..cores).map(|_| AtomicU64::new(0)).collect(),
+            clock: StdU64::new(0),
+            wakers_left: AtomicUsize::new(wakers),
+            timer_fires_left: AtomicUsize::new(timer_fires),
+            other_wakes_left: AtomicUsize::new(other_wakes),
+            stopped: AtomicBool::new(false),
+            pushed: AtomicUsize::new(0),
+            drained: AtomicUsize::new(0),
+            in_halt: AtomicBool::new(false),
+            ipis_this_halt: AtomicUsize::new(0),
+            ipis: AtomicUsize::new(0),
+            halts: AtomicUsize::new(0),
+        })
+    }
+
+    /// The timer actor of core `core`: fires whenever loom runs it while
+    /// the timer is armed, until its fires are used up or the core is done.
+    pub fn run_timer(&self, core: usize) {
+        let lines = &self.lines[core];
+        loop {
+            if self.timer_fires_left.load(SeqCst) == 0 || self.stopped.load(SeqCst) {
+                return;
+            }
+            if lines.timer_armed.swap(false, SeqCst) {
+                trace(|| "timer: fires".into());
+                lines.pending[TIMER].store(true, SeqCst);
+                self.timer_fires_left.fetch_sub(1, SeqCst);
+            } else {
+                loom::thread::yield_now();
+            }
+        }
+    }
+
+    /// The spontaneous-wake actor of core `core`: raises the "other" vector
+    /// once, wherever loom runs it.
+    pub fn run_other_wake(&self, core: usize) {
+        trace(|| "other: raised".into());
+        self.lines[core].pending[OTHER].store(true, SeqCst);
+        self.other_wakes_left.fetch_sub(1, SeqCst);
+    }
+
+    /// Every actor but the driver's core has finished, and no timer can
+    /// fire any more.
+    fn quiescent(&self, core: usize) -> bool {
+        self.wakers_left.load(SeqCst) == 0
+            && self.other_wakes_left.load(SeqCst) == 0
+            && (self.timer_fires_left.load(SeqCst) == 0
+                || !self.lines[core].timer_armed.load(SeqCst))
+    }
+}
+
+/// The machine as seen from one core.
+#[derive(Clone)]
+pub struct ModelPlatform {
+    pub core: usize,
+    pub machine: Arc<Machine>,
+}
+
+impl Platform for ModelPlatform {
+    fn core(&self) -> usize {
+        self.core
+    }
+
+    fn enable_interrupts_and_halt(&self) -> Resume {
+        let lines = &self.machine.lines[self.core];
+        loop {
+            // Interrupts on: take everything latched (the handlers bump the
+            // counts), then interrupts off again.
+            let mut took = false;
+            for vector in 0..VECTORS {
+                if lines.pending[vector].swap(false, SeqCst) {
+                    lines.taken[vector].fetch_add(1, SeqCst);
+                    took = true;
+                }
+            }
+            if took {
+                trace(|| format!("core {}: hlt returned", self.core));
+                return Resume::Interrupted;
+            }
+            if self.machine.quiescent(self.core) {
+                let left = self.machine.pushed.load(SeqCst) - self.machine.drained.load(SeqCst);
+                if left != 0 {
+                    dump_trace();
+                }
+                assert!(
+                    left == 0,
+                    "{LOST_WAKEUP}: the core is halted with {left} item(s) in its inbox, nothing latched and nothing left to wake it"
+                );
+                return Resume::MachineStopped;
+            }
+            loom::thread::yield_now();
+        }
+    }
+
+    fn interrupt_counts(&self) -> InterruptCounts {
+        let taken = &self.machine.lines[self.core].taken;
+        InterruptCounts {
+            wake: taken[WAKE].load(SeqCst),
+            probe: taken[PROBE].load(SeqCst),
+            timer: taken[TIMER].load(SeqCst),
+        }
+    }
+
+    fn wake_ipi_pending(&self) -> bool {
+        self.machine.lines[self.core].pending[WAKE].load(SeqCst)
+    }
+
+    fn send_wake_ipi(&self, target: usize) {
+        // A scheduling point first: plain code between two loom operations
+        // runs as one step, so without it the latch would be set in the
+        // same step as the waker's previous atomic, and no other core could
+        // ever look between the two (a waker that counts its notify
+        // finished before its IPI went undetected by the model). A yield
+        // costs no preemption.
+        loom::thread::yield_now();
+        // The "ICR write": latch the target's bit (no memory edge), then
+        // count it, as the kernel does.
+        self.machine.lines[target].pending[WAKE].store(true, SeqCst);
+        self.machine.sent_to[target].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn send_probe(&self, target: usize) {
+        self.machine.lines[target].pending[PROBE].store(true, SeqCst);
+    }
+
+    fn wake_ipis_sent_to(&self, target: usize) -> u64 {
+        self.machine.sent_to[target].load(Ordering::Relaxed)
+    }
+
+    fn arm_oneshot_us(&self, _us: u64) {
+        trace(|| format!("core {}: arms the timer", self.core));
+        self.machine.lines[self.core]
+            .timer_armed
+            .store(true, SeqCst);
+    }
+
+    fn now_ticks(&self) -> u64 {
+        self.machine.clock.fetch_add(1, SeqCst)
+    }
+
+    fn us_to_ticks(&self, us: u64) -> u64 {
+        us
+    }
+
+    fn ticks_to_us(&self, ticks: u64) -> u64 {
+        ticks
+    }
+
+    fn relax(&self) {
+        loom::thread::yield_now();
+    }
+}
