@@ -201,7 +201,10 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
             }
             Commit::DontSleep => self.hooks.record(IdleEvent::DontSleep),
             Commit::WorkArrived => self.hooks.record(IdleEvent::RecheckFoundWork),
-            Commit::Poll => self.platform.relax(),
+            Commit::Poll => {
+                core::hint::spin_loop();
+                self.platform.relax();
+            }
         }
         Idle::Ready
     }

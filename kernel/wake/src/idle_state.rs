@@ -138,8 +138,8 @@ impl IdleState {
             // core's relaxed reads of the count may keep missing the push
             // through every later drain and re-check, and it halts again
             // with the IPI spent. The hardware-faithful loom model found
-            // exactly that with a plain `len()` here (a lost wakeup with one
-            // waker, one item). With the RMW the next re-check reads the
+            // exactly that with a plain `len()` here (`mutants.py`,
+            // `always-ipi-recheck-plain-load`). With the RMW the next re-check reads the
             // newest count. (On x86 the IPI does order the sender's earlier
             // stores before the interrupt in practice, and `iret` is
             // serialising; the protocol no longer leans on it.)

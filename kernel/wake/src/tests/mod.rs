@@ -1,6 +1,7 @@
 //! Unit tests: deterministic ones (no threads, both sides stepped by hand)
 //! and stress tests on host threads.
 
+mod driver;
 mod explore;
 mod host_threads;
 mod interleavings;
