@@ -162,11 +162,19 @@ impl IdleHooks<u32> for &Seen {
     }
 }
 
-fn config(watchdog: bool) -> DriverConfig {
-    DriverConfig {
+/// One `idle` pass of core 0's driver (the watchdog core if `watchdog`),
+/// which must end `Ready`: what the hooks saw, and what it drained.
+fn one_idle_pass(machine: &Rc<Machine>, watchdog: bool) -> (Seen, VecDeque<u32>) {
+    let seen = Seen::default();
+    let config = DriverConfig {
         backoff: BackoffMode::Off,
         watchdog_tick_us: watchdog.then_some(1000),
-    }
+    };
+    let mut driver = IdleDriver::new(&machine.cores, On(0, Rc::clone(machine)), &seen, config);
+    let mut batch = VecDeque::new();
+    assert_eq!(driver.idle(&mut batch), Idle::Ready);
+    drop(driver);
+    (seen, batch)
 }
 
 #[test]
@@ -177,15 +185,7 @@ fn a_wake_ipi_taken_with_a_tick_ends_the_halt() {
         m.wake(7);
         m.raise(|c| c.timer += 1);
     }) as Step]);
-    let seen = Seen::default();
-    let mut driver = IdleDriver::new(
-        &machine.cores,
-        On(0, Rc::clone(&machine)),
-        &seen,
-        config(true),
-    );
-    let mut batch = VecDeque::new();
-    assert_eq!(driver.idle(&mut batch), Idle::Ready);
+    let (seen, batch) = one_idle_pass(&machine, true);
     assert_eq!(batch, [7]);
     assert_eq!(*seen.ended.borrow(), [(IdleEvent::WokeByIpi, 1)]);
     assert_eq!(machine.halts.get(), 1, "one hlt: the wake IPI ended it");
@@ -198,15 +198,7 @@ fn a_quiet_tick_halts_again_in_the_same_episode() {
         Box::new(|m: &Rc<Machine>| m.raise(|c| c.timer += 1)) as Step,
         Box::new(|m: &Rc<Machine>| m.wake(9)) as Step,
     ]);
-    let seen = Seen::default();
-    let mut driver = IdleDriver::new(
-        &machine.cores,
-        On(0, Rc::clone(&machine)),
-        &seen,
-        config(true),
-    );
-    let mut batch = VecDeque::new();
-    assert_eq!(driver.idle(&mut batch), Idle::Ready);
+    let (seen, batch) = one_idle_pass(&machine, true);
     assert_eq!(batch, [9]);
     assert_eq!(machine.halts.get(), 2, "the tick re-halted");
     assert_eq!(seen.ticks.get(), 1, "the tick scanned");
@@ -226,15 +218,7 @@ fn a_spontaneous_wake_drains_nothing_and_halts_again() {
         Box::new(|_: &Rc<Machine>| {}) as Step,
         Box::new(|m: &Rc<Machine>| m.wake(3)) as Step,
     ]);
-    let seen = Seen::default();
-    let mut driver = IdleDriver::new(
-        &machine.cores,
-        On(0, Rc::clone(&machine)),
-        &seen,
-        config(false),
-    );
-    let mut batch = VecDeque::new();
-    assert_eq!(driver.idle(&mut batch), Idle::Ready);
+    let (seen, batch) = one_idle_pass(&machine, false);
     assert_eq!(batch, [3]);
     assert_eq!(machine.halts.get(), 2);
     assert!(seen.events.borrow().contains(&IdleEvent::WokeOther));
@@ -254,15 +238,7 @@ fn a_claim_whose_ipi_was_dropped_is_reported_on_the_tick() {
         m.wake(5);
         m.raise(|c| c.timer += 1);
     }) as Step]);
-    let seen = Seen::default();
-    let mut driver = IdleDriver::new(
-        &machine.cores,
-        On(0, Rc::clone(&machine)),
-        &seen,
-        config(true),
-    );
-    let mut batch = VecDeque::new();
-    assert_eq!(driver.idle(&mut batch), Idle::Ready);
+    let (seen, batch) = one_idle_pass(&machine, true);
     assert_eq!(*seen.lost.borrow(), [(FoundAt::Tick, 1)]);
     assert_eq!(batch, [5], "the report's batch is the work it slept on");
     assert_eq!(*seen.ended.borrow(), [(IdleEvent::LostWakeupFound, 1)]);
