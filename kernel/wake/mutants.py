@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Mutation run for the wake protocol's `state-machine` path and the task
-parker: every mutant must be killed by the model's own assertion.
+"""Mutation run for the wake protocol's `state-machine` path, the task
+parker, the idle driver and its waker side: every mutant must be killed by
+the model's own assertion.
 
 Each mutation below makes one read-modify-write or ordering weaker, or
-breaks one step of the protocol's logic (skip the re-check, commit or claim
-by a plain store, a waker that ignores `Halting`, a `DontSleep` consumed by
-halting anyway, an unpark without its compare-exchange). For each, the
+breaks one step of the protocol's or the driver's logic (skip the
+re-check, commit or claim by a plain store, a waker that ignores
+`Halting`, a `DontSleep` consumed by halting anyway, an unpark without its
+compare-exchange, a wake IPI taken with a tick handled as the tick, a quiet
+wake that ends the halt, drained work left uncounted, a notify counted
+finished before its IPI, always-ipi's old plain re-check). For each, the
 crate is copied to a scratch directory, the mutation applied, and the loom
-model that covers the mutated file run (`loom_protocol`'s `state_machine`
-tests, or `loom_parker`), under a per-mutant timeout.
+models that cover it run (`loom_protocol`'s `state_machine` or
+`always_ipi` tests, or `loom_parker`), under a per-mutant timeout; the
+report names the models that failed.
 
 A mutant counts as killed only if loom failed *with the assertion named
 for it* (the lost-wakeup check, the two-IPIs-for-one-halt check, the
@@ -43,8 +48,8 @@ CRATE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(CRATE))
 TARGET = os.path.join(ROOT, "target", "loom-mutants")
 
-# The models' assertion messages (kernel/wake/tests/model/mod.rs and
-# tests/loom_parker.rs): a kill must show one of them.
+# The models' assertion messages (kernel/wake/tests/model/machine.rs and
+# run.rs, tests/loom_parker.rs): a kill must show one of them.
 LOST_WAKEUP = "lost wakeup"
 RESCUED = "work rescued unreported"
 TWO_IPIS = "two IPIs for one halt"

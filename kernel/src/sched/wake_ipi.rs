@@ -33,7 +33,7 @@ pub fn send(target: usize) {
     lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
     // Relaxed, after the ICR write: the count is published to the watchdog
     // by the waker's later Release on its notify-finished counter (see
-    // `watchdog::notify_finished`), so a watchdog that has seen a waker
+    // `vigil_wake::LostWakeupRecord`), so a watchdog that has seen a waker
     // finish also sees the IPIs it sent.
     SENT_TO[target].0.fetch_add(1, Ordering::Relaxed);
 }

@@ -1,7 +1,8 @@
 //! The in-guest lost-wakeup detector, kernel side. The detector itself
 //! (the per-core record, the checks, the watchdog core's scan) is the wake
-//! crate's (`vigil_wake::LostWakeupRecord` and `IdleDriver`), model-checked
-//! with the idle loop it runs in; see that crate's `lost_wakeup` module for
+//! crate's (`vigil_wake::LostWakeupRecord` and `IdleDriver`), its check at
+//! the halt and on the tick model-checked with the idle loop it runs in
+//! (the probe path is not: one idle core per model); see that crate's `lost_wakeup` module for
 //! what it decides on and when. This module holds its configuration
 //! (`watchdog=MS|off`), its totals and the report a core prints when it
 //! finds a lost wakeup.

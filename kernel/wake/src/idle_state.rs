@@ -10,7 +10,8 @@
 //! operation on the state atomic is Relaxed: what it needs is *atomicity*
 //! (compare-exchange, so that a `DontSleep` is never overwritten by a commit
 //! and a halted core is claimed by exactly one waker), not ordering. The idle
-//! core's own writes are plain stores except one swap (see `abort`).
+//! core's own writes are plain stores except two swaps (see `abort` and
+//! `woke_up`).
 
 use crate::inbox::Inbox;
 use crate::notify::{Elided, Notify, NotifyOutcome};
@@ -74,7 +75,7 @@ impl IdleState {
         // Relaxed. Under `state-machine` none of the idle core's writes needs
         // to order anything: its `Halting` is published to wakers by the
         // Release re-check that follows it on the inbox count, and its
-        // `Running` (after `DontSleep`, after a wakeup) needs no publishing (a
+        // `Running` (after `DontSleep`) needs no publishing (a
         // waker that reads an older value acts on that value, and each such
         // action is safe, see the crate docs). Under `always-ipi` the state
         // is informational; under `racy-flag` this is seed 004's flag.
@@ -186,7 +187,8 @@ impl IdleState {
 
     #[inline]
     fn swap(&self, state: State) -> State {
-        // Relaxed: see `abort`, its only caller; it orders nothing.
+        // Relaxed: see `abort` and `woke_up`, its callers; it orders
+        // nothing.
         State::decode(self.state.swap(state.as_raw(), Ordering::Relaxed))
     }
 

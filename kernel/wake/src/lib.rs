@@ -67,8 +67,10 @@
 //!
 //! # The platform contract
 //!
-//! What the driver assumes of the machine, and what the loom model machine
-//! gives it (no more), is in [`Platform`]'s module: `sti; hlt` atomic with
+//! What the driver assumes of the machine is in [`Platform`]'s module (the
+//! loom model machine gives it all of that and no more, with one
+//! exception: its wake IPI is pending the moment it is sent, so the late
+//! pending bit below is not modelled): `sti; hlt` atomic with
 //! respect to interrupts (a latched interrupt ends the `hlt` at once);
 //! interrupts latched per vector and coalescing; **an IPI carries no
 //! memory** (nothing the woken core reads is ordered by the IPI; the
@@ -196,9 +198,11 @@
 //! the core's own abort or wakeup, after which the core re-checks again
 //! before any halt, and that re-check is after this push (otherwise this
 //! push would have acquired the later `Halting`). The work itself is handed
-//! over by the inbox lock, and from the IPI sender to the woken core by the
-//! IPI (the sender must not let the IPI overtake the push; see
-//! [`CoreWake::send`]).
+//! over by the inbox lock and the count's RMWs, not by the IPI (which
+//! carries no memory, see the platform contract): a woken core whose drain
+//! still reads the old count halts only after a re-check, whose RMW reads
+//! the newest one. The sender must still not let the IPI overtake the push
+//! (see [`CoreWake::send`]), or the halt it ends could come before the push.
 //!
 //! The loom model checks all of this (`tests/loom_*.rs`, the machine in
 //! `tests/model/machine.rs`): [`IdleDriver`] and [`wake_core`] themselves,
@@ -212,9 +216,7 @@
 //! steps of the driver and the waker side, and expects loom to fail with
 //! the assertion named for each; the documented survivors are the drain's
 //! `fetch_sub`, which the model cannot reach in the one window where it
-//! matters (a drain between re-check and commit; see [`Inbox`]'s source),
-//! and the Release of the detector's `notify_finished`, which matters only
-//! with an IPI whose pending bit appears late (not in the model).
+//! matters (a drain between re-check and commit; see [`Inbox`]'s source).
 //!
 //! # The task parker
 //!

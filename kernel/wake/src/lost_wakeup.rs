@@ -61,8 +61,12 @@ pub struct LostWakeupRecord {
     notify_started: AtomicU64,
     /// Wakers that finished notifying this core (waker-written, Release).
     notify_finished: AtomicU64,
+    /// Whether the detector runs at all (fixed at construction): off, every
+    /// method is one predictable branch. Read by wakers and the core; in
+    /// the wakers' line, which they touch anyway.
+    enabled: bool,
     /// The rest of the wakers' line.
-    _waker_line: [u64; 6],
+    _waker_line: [u64; 5],
     /// Items this core took from its inbox (this core only).
     drained: AtomicU64,
     /// The halt episode in progress, 0 while the core is awake. Stored
@@ -83,9 +87,6 @@ pub struct LostWakeupRecord {
     /// to it had not ended it a whole scan period later (watchdog-written,
     /// Release before the probe).
     strict_probe_episode: AtomicU64,
-    /// Whether the detector runs at all (fixed at construction): off, every
-    /// method is one predictable branch.
-    enabled: bool,
 }
 
 /// A report's view of a record ([`LostWakeupRecord::counts`]).
@@ -110,7 +111,8 @@ impl LostWakeupRecord {
         Self {
             notify_started: AtomicU64::new(0),
             notify_finished: AtomicU64::new(0),
-            _waker_line: [0; 6],
+            enabled,
+            _waker_line: [0; 5],
             drained: AtomicU64::new(0),
             episode: AtomicU64::new(0),
             episodes: AtomicU64::new(0),
@@ -119,7 +121,6 @@ impl LostWakeupRecord {
             suspect_episode: AtomicU64::new(0),
             suspect_sent: AtomicU64::new(0),
             strict_probe_episode: AtomicU64::new(0),
-            enabled,
         }
     }
 
@@ -249,6 +250,10 @@ impl LostWakeupRecord {
         // finished. Each such waker's item was pushed after that of the
         // waker it relies on, whose start is therefore visible here (it
         // happened before the later push, through the inbox lock).
+        // Relaxed would do (every increment is Relaxed; the starts this
+        // needs are ordered by the Acquire of `finished` above, see
+        // `notify_started`); kept Acquire, as the scan's, from the version
+        // the kernel campaigns ran with.
         if self.notify_started.load(Ordering::Acquire) != finished {
             return false;
         }
@@ -285,6 +290,14 @@ impl LostWakeupRecord {
     pub(crate) fn probe_is_strict(&self) -> bool {
         let episode = self.episode.load(Ordering::Relaxed);
         // Acquire: pairs with the watchdog core's Release before its probe.
+        // That pairing only holds if the load reads the Release store, and
+        // the probe IPI itself carries no memory (see the platform
+        // contract): a stale read makes this one check non-strict. Nothing
+        // is lost by it: the core halts again, same episode, and the next
+        // scan finds the same picture and probes it again (strict), until
+        // the store is visible. (On x86 the probe's ICR write orders the
+        // store before it in practice.) Not in the loom model, which has one
+        // idle core and so no probes.
         episode != 0 && self.strict_probe_episode.load(Ordering::Acquire) == episode
     }
 

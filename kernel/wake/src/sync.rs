@@ -2,8 +2,8 @@
 //!
 //! Normally these are `core`'s atomics and a `spin` ticket lock. Built with
 //! `RUSTFLAGS="--cfg loom"` they are loom's model-checked equivalents instead,
-//! so the protocol code in `idle_state.rs` and `inbox.rs` is the very same
-//! code in the kernel and under the model checker. The wrappers only paper
+//! so the protocol code in `idle_state.rs`, `inbox.rs` and `lost_wakeup.rs`
+//! is the very same code in the kernel and under the model checker. The wrappers only paper
 //! over API differences (loom's `Mutex::lock` returns a `LockResult`, and
 //! neither loom type has a `const fn new`).
 //!

@@ -1,6 +1,7 @@
 //! Loom: the kernel's idle driver and waker side, on the hardware-faithful
-//! model machine, under every interleaving and every memory-order outcome
-//! loom models, for the policies that must be correct.
+//! model machine, under every interleaving within each model's preemption
+//! bound and every memory-order outcome loom models, for the policies that
+//! must be correct.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p vigil-wake --release
 //! --target-dir target/loom`; `VIGIL_LOOM_BOUND=N` raises every model's

@@ -220,6 +220,9 @@ fn loom_tests_command() -> Command {
         ])
         .arg("--target-dir")
         .arg(loom_target_dir())
+        // Each model prints what it explored (executions, preemption bound,
+        // wall time); without `--nocapture` cargo hides it for a pass.
+        .args(["--", "--nocapture"])
         .env("RUSTFLAGS", "--cfg loom");
     command
 }
@@ -523,7 +526,10 @@ mod tests {
         assert!(
             rendered.contains("test --no-fail-fast --release --tests -p vigil-wake --target-dir")
         );
-        assert!(rendered.ends_with("target/loom"), "{rendered}");
+        assert!(
+            rendered.ends_with("target/loom -- --nocapture"),
+            "{rendered}"
+        );
         let rustflags = loom
             .get_envs()
             .find(|(key, _)| *key == "RUSTFLAGS")

@@ -76,6 +76,6 @@ fn counters_sit_on_their_own_cache_line() {
     // The lost-wakeup record is 128-aligned (the wakers' line and the
     // core's line, see `lost_wakeup.rs`), so the whole `CoreWake` is too.
     assert_eq!(core::mem::align_of::<crate::LostWakeupRecord>(), 128);
-    assert!(core::mem::size_of::<crate::LostWakeupRecord>() >= 128);
+    assert_eq!(core::mem::size_of::<crate::LostWakeupRecord>(), 128);
     assert_eq!(core::mem::align_of::<CoreWake<u64>>(), 128);
 }

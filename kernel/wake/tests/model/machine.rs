@@ -1,5 +1,9 @@
 //! The model machine: a [`Platform`] for loom that behaves like the
-//! hardware and no better.
+//! hardware and no better, with one exception: a wake IPI is pending at the
+//! target the moment it is sent (QEMU's TCG can set the bit microseconds
+//! after the sender has counted it and finished notifying; loom's thread
+//! limit leaves no thread for an IPI in flight), so the detector's trust in
+//! the sent count is not what decides any check here.
 //!
 //! Per core: an interrupt flag (off everywhere but inside
 //! [`Platform::enable_interrupts_and_halt`], as in the kernel), and one
