@@ -176,7 +176,8 @@ pub fn dropped_wake_unfired() -> bool {
 
 /// Whether the release wake of worker `child` is the injected lost one:
 /// the last worker's, in a round from [`DROPPED_WAKE_ROUND`] on, while it
-/// is parked (it then runs only when woken), once.
+/// is parked with its job still in its slot (it then runs only when woken),
+/// once.
 fn dropped(shared: &Shared, child: usize) -> bool {
     // Relaxed: a boot-time flag, set before the first pool starts, and
     // cleared (by a swap: once) by the one wake it drops.
@@ -188,6 +189,15 @@ fn dropped(shared: &Shared, child: usize) -> bool {
             .task
             .get()
             .is_some_and(|task| task.parker.state_name() == "parked")
+        // Parked is not enough: a worker still awake from the last round can
+        // take this round's job (stored before its wake), run it, find its
+        // slot empty and park again before this check: the wake dropped then
+        // was not needed, and the round finishes (seen once in CI: the test
+        // expecting a stuck round got a clean run). Parked *and* its job
+        // still in the slot, checked in that order: a parked worker cannot
+        // take its job until this wake, so the job is still there and the
+        // worker needs exactly this wake.
+        && shared.slots[child].job.lock().is_some()
         && DROP_WAKE.swap(false, Ordering::Relaxed)
 }
 
