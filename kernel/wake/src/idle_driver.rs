@@ -91,16 +91,6 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
         }
     }
 
-    /// The platform handle.
-    pub fn platform(&self) -> &P {
-        &self.platform
-    }
-
-    /// The hooks.
-    pub fn hooks(&self) -> &H {
-        &self.hooks
-    }
-
     fn core(&self) -> &'a CoreWake<T> {
         &self.cores[self.platform.core()]
     }

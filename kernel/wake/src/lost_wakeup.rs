@@ -124,12 +124,6 @@ impl LostWakeupRecord {
         }
     }
 
-    /// Whether the detector runs.
-    #[must_use]
-    pub fn enabled(&self) -> bool {
-        self.enabled
-    }
-
     /// The counts, for a report (Acquire on the wakers' count, so the
     /// report is at least as new as the check that found the loss).
     #[must_use]
@@ -235,26 +229,7 @@ impl LostWakeupRecord {
     /// that is neither pending nor taken never arrived; the sent count is
     /// then not taken as an IPI on its way.
     pub(crate) fn check_self(&self, platform: &impl Platform, strict: bool) -> bool {
-        if !self.enabled {
-            return false;
-        }
-        // Acquire: pairs with the wakers' Release in `notify_finished`; the
-        // IPI counts of the wakers it counts are then visible too.
-        let finished = self.notify_finished.load(Ordering::Acquire);
-        if finished <= self.drained.load(Ordering::Relaxed) {
-            return false;
-        }
-        // A waker still notifying may be the one that announces the work (a
-        // push that found the inbox non-empty leaves the notify to the
-        // waker that found it empty): decide once every waker counted has
-        // finished. Each such waker's item was pushed after that of the
-        // waker it relies on, whose start is therefore visible here (it
-        // happened before the later push, through the inbox lock).
-        // Relaxed would do (every increment is Relaxed; the starts this
-        // needs are ordered by the Acquire of `finished` above, see
-        // `notify_started`); kept Acquire, as the scan's, from the version
-        // the kernel campaigns ran with.
-        if self.notify_started.load(Ordering::Acquire) != finished {
+        if !self.enabled || !self.work_announced() {
             return false;
         }
         if platform.interrupt_counts().wake != self.wake_irqs_at_halt.load(Ordering::Relaxed) {
@@ -272,18 +247,48 @@ impl LostWakeupRecord {
         !platform.wake_ipi_pending()
     }
 
+    /// Whether work whose waker has finished notifying is still in the
+    /// inbox, with no waker still notifying (who might be the one that
+    /// announces it). The IPI counts of the wakers counted are visible
+    /// after it.
+    fn work_announced(&self) -> bool {
+        // Acquire: pairs with the wakers' Release in `notify_finished`; the
+        // IPI counts of the wakers it counts are then visible too.
+        let finished = self.notify_finished.load(Ordering::Acquire);
+        if finished <= self.drained.load(Ordering::Relaxed) {
+            return false;
+        }
+        // A waker still notifying may be the one that announces the work (a
+        // push that found the inbox non-empty leaves the notify to the
+        // waker that found it empty): decide once every waker counted has
+        // finished. Each such waker's item was pushed after that of the
+        // waker it relies on, whose start is therefore visible here (it
+        // happened before the later push, through the inbox lock).
+        // Relaxed would do (every increment is Relaxed; the starts this
+        // needs are ordered by the Acquire of `finished` above, see
+        // `notify_started`); kept Acquire from the version the kernel
+        // campaigns ran with.
+        self.notify_started.load(Ordering::Acquire) == finished
+    }
+
+    /// The watchdog core's memory of its last look at this core: whether it
+    /// saw the same halt `episode` with the same count of IPIs `sent` then,
+    /// and remembers this look. Only the watchdog core reads and writes it.
+    fn same_as_last_look(&self, episode: u64, sent: u64) -> bool {
+        let same = self.suspect_episode.load(Ordering::Relaxed) == episode
+            && self.suspect_sent.load(Ordering::Relaxed) == sent;
+        self.suspect_episode.store(episode, Ordering::Relaxed);
+        self.suspect_sent.store(sent, Ordering::Relaxed);
+        same
+    }
+
     /// The watchdog core on its own tick: whether its check should be
     /// strict, the rule it applies to the cores it probes: the same halt
     /// with the same count of IPIs sent to it as one tick ago.
     pub(crate) fn tick_is_strict(&self, platform: &impl Platform) -> bool {
         let episode = self.episode.load(Ordering::Relaxed);
         let sent = platform.wake_ipis_sent_to(platform.core());
-        // Only this core reads and writes its own suspect memory.
-        let same = self.suspect_episode.load(Ordering::Relaxed) == episode
-            && self.suspect_sent.load(Ordering::Relaxed) == sent;
-        self.suspect_episode.store(episode, Ordering::Relaxed);
-        self.suspect_sent.store(sent, Ordering::Relaxed);
-        same && sent != self.sent_at_halt.load(Ordering::Relaxed)
+        self.same_as_last_look(episode, sent) && sent != self.sent_at_halt.load(Ordering::Relaxed)
     }
 
     /// Whether the watchdog's probe of this halt was a strict one.
@@ -309,12 +314,7 @@ impl LostWakeupRecord {
         if episode == 0 {
             return false;
         }
-        // Acquire: pairs with the wakers' Release in `notify_finished`;
-        // their IPI counts are then visible.
-        let finished = self.notify_finished.load(Ordering::Acquire);
-        if finished <= self.drained.load(Ordering::Relaxed)
-            || self.notify_started.load(Ordering::Acquire) != finished
-        {
+        if !self.work_announced() {
             return false;
         }
         let sent = platform.wake_ipis_sent_to(target);
@@ -323,11 +323,7 @@ impl LostWakeupRecord {
             // A wake IPI went out after the halt began: it will end it.
             // Probe only if the same picture is still there next scan (an
             // IPI that never arrives).
-            let same = self.suspect_episode.load(Ordering::Relaxed) == episode
-                && self.suspect_sent.load(Ordering::Relaxed) == sent;
-            self.suspect_episode.store(episode, Ordering::Relaxed);
-            self.suspect_sent.store(sent, Ordering::Relaxed);
-            if !same {
+            if !self.same_as_last_look(episode, sent) {
                 return false;
             }
         }

@@ -134,19 +134,11 @@ struct Seen {
     ended: RefCell<Vec<(IdleEvent, usize)>>,
     lost: RefCell<Vec<(FoundAt, usize)>>,
     ticks: Cell<usize>,
-    /// Run in the window between the re-check and the commit, once.
-    in_window: RefCell<Option<Box<dyn FnOnce()>>>,
 }
 
 impl IdleHooks<u32> for &Seen {
     fn record(&self, event: IdleEvent) {
         self.events.borrow_mut().push(event);
-    }
-
-    fn between_recheck_and_commit(&self) {
-        if let Some(step) = self.in_window.borrow_mut().take() {
-            step();
-        }
     }
 
     fn halt_ended(&self, cause: IdleEvent, drained: usize, _halted_ticks: u64) {

@@ -106,12 +106,16 @@ pub fn check(mut scenario: Scenario) -> Explored {
     );
     if std::env::var_os("VIGIL_LOOM_TRACE").is_some() {
         // A failure loom raises itself (a deadlock, too many branches)
-        // prints the execution's trace too.
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            dump_trace();
-            default(info);
-        }));
+        // prints the execution's trace too. Once per test binary: a hook
+        // per check would wrap the last and print the trace again each time.
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        HOOK.call_once(|| {
+            let default = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                dump_trace();
+                default(info);
+            }));
+        });
     }
     let start = Instant::now();
     // Per check, not global: the test harness runs several checks at once.
