@@ -40,6 +40,14 @@ pub enum Point {
     /// Fork-join worker: after its count-down, before it looks for its next
     /// job (so the next round can start while it is still awake).
     AfterCountDown,
+    /// Stealable pool: a core chose a searcher (the pool's lock released),
+    /// before it sends the search wake.
+    BeforeSearchWake,
+    /// Stealable pool: between publishing a round's chunks and the
+    /// caller taking its first one.
+    AfterPublish,
+    /// Stealable pool: after a chunk ran, before the core looks again.
+    AfterChunk,
 }
 
 /// What chaos did in the idle side's window (after the re-check, before the

@@ -7,7 +7,7 @@
 //! `=`, or a value out of range is an error that the kernel prints and exits
 //! on with [`ExitCode::BadParameter`](crate::exit::ExitCode::BadParameter).
 
-use crate::sched::fork_join::Release;
+use crate::sched::fork_join::{Pool, Release};
 use alloc::format;
 use alloc::string::{String, ToString};
 use core::fmt;
@@ -51,6 +51,11 @@ pub enum Fault {
     /// At a seeded round, one wake IPI is sent but left out of the guest's
     /// per-destination count (for the host's QEMU-trace oracle to catch).
     MiscountedIpi,
+    /// `pool=steal`: in one round (from round 10, when every other core is
+    /// registered idle), the publisher drops the search wake it chose and
+    /// parks without taking a chunk: stealable work stranded with every core
+    /// halted, for the strand watch and the host to find.
+    StrandedSteal,
 }
 
 /// The workload run in [`Mode::Run`].
@@ -101,7 +106,7 @@ pub struct BootParams {
     pub mode: Mode,
     /// `test=SUBSTRING`: run only tests whose name contains it.
     pub test_filter: Option<String>,
-    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake|dropped-ipi|misdirected-ipi|miscounted-ipi`
+    /// `fault=none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake|dropped-ipi|misdirected-ipi|miscounted-ipi|stranded-steal`
     /// (default `none`).
     pub fault: Fault,
     /// `workload=laplace|floor|idle|none|ping-pong` (default `laplace`).
@@ -131,6 +136,10 @@ pub struct BootParams {
     /// `release=tree|flat`: how a fork-join round wakes its workers
     /// (default `tree`).
     pub release: Release,
+    /// `pool=pinned|steal`: how a fork-join round hands out its work (one
+    /// pinned job per core, or stealable chunks run by whichever cores are
+    /// awake; default `steal`).
+    pub pool: Pool,
 }
 
 impl Default for BootParams {
@@ -150,6 +159,7 @@ impl Default for BootParams {
             watchdog_ms: crate::sched::watchdog::DEFAULT_WATCHDOG_MS,
             idle_ms: 3000,
             release: Release::Tree,
+            pool: Pool::Steal,
         }
     }
 }
@@ -174,7 +184,7 @@ pub enum ParamError {
     },
 }
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
     "mode",
     "test",
     "fault",
@@ -188,6 +198,7 @@ const KEYS: [&str; 13] = [
     "watchdog",
     "idle_ms",
     "release",
+    "pool",
 ];
 
 impl fmt::Display for ParamError {
@@ -284,6 +295,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                         ("dropped-ipi", Fault::DroppedIpi),
                         ("misdirected-ipi", Fault::MisdirectedIpi),
                         ("miscounted-ipi", Fault::MiscountedIpi),
+                        ("stranded-steal", Fault::StrandedSteal),
                     ],
                 )?
             }
@@ -337,6 +349,13 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                     "release",
                     value,
                     &[("flat", Release::Flat), ("tree", Release::Tree)],
+                )?
+            }
+            "pool" => {
+                params.pool = choice(
+                    "pool",
+                    value,
+                    &[("pinned", Pool::Pinned), ("steal", Pool::Steal)],
                 )?
             }
             "idle_ms" => params.idle_ms = number("idle_ms", value, 1, 600_000)? as u32,

@@ -4,6 +4,7 @@ use crate::arch::{exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic, s
 use crate::exit::{ExitCode, exit};
 use crate::params::{self, BootParams, Fault, Mode, PolicyParam};
 use crate::sched::core_sched::{self, SchedConfig};
+use crate::sched::fork_join::Pool;
 use crate::sched::wakeup;
 use crate::smp::{cores, remote_call};
 use crate::{chaos, console, heap, ktest, memory, println, sched, smp, workloads};
@@ -47,6 +48,8 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     sched::watchdog::configure(params.watchdog_ms);
     configure_ipi_fault(&params);
     sched::fork_join::configure(params.release);
+    sched::fork_join::configure_pool(params.pool);
+    sched::stealable::init(core_count, params.pool == Pool::Steal);
     core_sched::init(
         core_count,
         SchedConfig {
@@ -61,7 +64,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     );
     smp::bringup::start_all_aps();
     println!(
-        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {:?}, watchdog {}, seed {}{}",
+        "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {:?}, pool {}, watchdog {}, seed {}{}",
         env!("CARGO_PKG_VERSION"),
         heap_bytes >> 20,
         params.mode,
@@ -72,6 +75,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             ""
         },
         params.backoff,
+        params.pool.name(),
         match params.watchdog_ms {
             0 => alloc::string::String::from("off"),
             ms => alloc::format!("{ms} ms"),
@@ -114,6 +118,12 @@ fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
     if sched::fork_join::dropped_wake_unfired() {
         println!(
             "vigil: FAILED: the injected dropped task wake never fired (no parked last worker)"
+        );
+        return ExitCode::Failed;
+    }
+    if sched::steal_join::strand_unfired() {
+        println!(
+            "vigil: FAILED: the injected stranded-steal fault never fired (no round published with every other core idle)"
         );
         return ExitCode::Failed;
     }
@@ -221,6 +231,19 @@ fn inject(fault: Fault) {
                 sched::fork_join::DROPPED_WAKE_ROUND
             );
             sched::fork_join::drop_one_release_wake();
+        }
+        Fault::StrandedSteal => {
+            if !sched::stealable::enabled() || smp::cores::count() < 2 {
+                println!(
+                    "bad boot parameter: fault=stranded-steal needs pool=steal and at least 2 cores"
+                );
+                exit(ExitCode::BadParameter)
+            }
+            println!(
+                "injecting stranded stealable work: a round from round {} on, published with every other core idle, drops its search wake and its caller does not help",
+                sched::steal_join::STRANDED_ROUND
+            );
+            sched::steal_join::strand_one_round();
         }
     }
 }

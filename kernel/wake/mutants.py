@@ -58,6 +58,8 @@ LOST_WAKE = "lost wake"
 DOUBLE_ENQUEUE = "two enqueues of one park"
 MISSED_DATA = "missed the published data"
 MISSED_TASK_WRITES = "missed the task's writes"
+STRANDED = "stealable work stranded"
+HERD = "thundering herd"
 
 # (name, file, original text, mutated text, expect_pass reason or None)
 MUTATIONS = [
@@ -339,7 +341,35 @@ DRIVER_MUTATIONS = [
     ),
 ]
 
-MUTATIONS += PARKER_MUTATIONS + LOGIC_MUTATIONS + DRIVER_MUTATIONS
+# The stealable pool's rule (`src/steal.rs`), checked by `loom_steal`.
+STEAL_MUTATIONS = [
+    (
+        "steal-publish-wakes-nobody",
+        "src/steal.rs",
+        "let woke = if added > 0 { choose_searcher(&mut shared) } else { None };",
+        "let woke = None; // MUTANT",
+        None,
+    ),
+    (
+        "steal-idle-core-unregistered",
+        "src/steal.rs",
+        "                shared.idle.insert(searcher.me);\n",
+        "",
+        None,
+    ),
+    (
+        "steal-second-searcher",
+        "src/steal.rs",
+        """    if shared.searching > 0 {
+        return None;
+    }
+    let core""",
+        """    let core""",
+        None,
+    ),
+]
+
+MUTATIONS += PARKER_MUTATIONS + LOGIC_MUTATIONS + DRIVER_MUTATIONS + STEAL_MUTATIONS
 
 # The assertions each mutant may be killed by: one symptom, sometimes seen
 # through two checks (a claim that is not exclusive sends a second IPI,
@@ -383,6 +413,9 @@ EXPECT = {
     "notify-finished-before-ipi": LOST_WAKEUP,
     "always-ipi-recheck-plain-load": LOST_WAKEUP,
     "notify-finished-release-to-relaxed": LOST_WAKEUP,
+    "steal-publish-wakes-nobody": STRANDED,
+    "steal-idle-core-unregistered": STRANDED,
+    "steal-second-searcher": HERD,
 }
 
 # What `cargo xtask test` runs: each assertion, each mutated file, and the
@@ -402,6 +435,9 @@ QUICK = [
     "quiet-wake-ends-halt",
     "notify-finished-before-ipi",
     "always-ipi-recheck-plain-load",
+    "steal-publish-wakes-nobody",
+    "steal-idle-core-unregistered",
+    "steal-second-searcher",
 ]
 
 TIMEOUT_S = int(os.environ.get("MUTANT_TIMEOUT_S", "600"))
@@ -414,6 +450,7 @@ MODELS = {
     "src/idle_driver.rs": ("loom_protocol", "state_machine"),
     "src/waker.rs": ("loom_protocol", "state_machine"),
     "src/lost_wakeup.rs": ("loom_protocol", "state_machine"),
+    "src/steal.rs": ("loom_steal", None),
 }
 
 # Mutants checked by other models than their file's.

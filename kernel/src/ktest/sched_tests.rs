@@ -43,6 +43,10 @@ pub const FORK_JOIN_ROUNDS: TestCase = TestCase {
     name: "sched::fork_join_rounds",
     run: fork_join_rounds,
 };
+pub const STEAL_JOIN_ROUNDS: TestCase = TestCase {
+    name: "sched::steal_join_rounds",
+    run: steal_join_rounds,
+};
 pub const STORM: TestCase = TestCase {
     name: "sched::random_storm_100000",
     run: storm,
@@ -302,6 +306,41 @@ fn fork_join_rounds() -> TestResult {
         let got = slot.load(Ordering::Relaxed);
         ensure!(got == ROUNDS * (i as u64 + 1), "worker {i}: {got}");
     }
+    Ok(())
+}
+
+/// 300 work-stealing rounds of `2 * cores` chunks: each chunk adds its
+/// index + 1 to its own slot; the totals are exact whichever cores ran
+/// them, and the pool is empty afterwards.
+fn steal_join_rounds() -> TestResult {
+    const ROUNDS: u64 = 300;
+    require!(
+        crate::sched::stealable::enabled(),
+        "needs pool=steal (the default)"
+    );
+    let chunks = 2 * cores::count();
+    let pool = crate::sched::steal_join::StealJoin::new(chunks);
+    let slots: Arc<Vec<AtomicU64>> = Arc::new((0..chunks).map(|_| AtomicU64::new(0)).collect());
+    let s = slots.clone();
+    let job: Job = Arc::new(move |i| {
+        s[i].fetch_add(i as u64 + 1, Ordering::Relaxed);
+    });
+    let before = crate::sched::stealable::pool().snapshot();
+    for _ in 0..ROUNDS {
+        pool.run(&job);
+    }
+    for (i, slot) in slots.iter().enumerate() {
+        let got = slot.load(Ordering::Relaxed);
+        ensure!(got == ROUNDS * (i as u64 + 1), "chunk {i}: {got}");
+    }
+    let after = crate::sched::stealable::pool().snapshot();
+    ensure!(after.queued == 0, "{} chunk(s) left queued", after.queued);
+    let taken = after.taken - before.taken;
+    ensure!(
+        taken == ROUNDS * chunks as u64,
+        "{taken} chunks taken for {} published",
+        ROUNDS * chunks as u64
+    );
     Ok(())
 }
 

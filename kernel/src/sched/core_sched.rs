@@ -9,8 +9,10 @@
 //! task, the idle loop running on the core's boot stack.
 
 use super::idle_hooks::KernelIdleHooks;
+use super::inbound::Inbound;
 use super::latency::LatencyHistograms;
 use super::stats::{self, SchedStats};
+use super::stealable;
 use super::task::{Task, TaskCounts, TaskRef};
 use super::watchdog;
 use crate::arch::idle_platform::X86Platform;
@@ -21,14 +23,14 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::{Mutex, Once};
-use vigil_wake::{BackoffMode, CoreWake, DriverConfig, IdleDriver, Policy, State};
+use vigil_wake::{BackoffMode, CoreWake, DriverConfig, IdleDriver, Policy, Searcher, State};
 
 /// One core's scheduler.
 #[derive(Debug)]
 pub struct CoreSched {
     /// The wake protocol's per-core part: idle state, inbox, counters,
     /// lost-wakeup record (this core's entry of [`wakes`]).
-    pub wake: &'static CoreWake<TaskRef>,
+    pub wake: &'static CoreWake<Inbound>,
     /// Tasks ready to run here. Only this core touches it (the lock is
     /// uncontended; it keeps the code free of `unsafe`).
     run_queue: Mutex<VecDeque<TaskRef>>,
@@ -50,7 +52,7 @@ pub struct SchedConfig {
     pub backoff: BackoffMode,
 }
 
-static WAKES: Once<Box<[CoreWake<TaskRef>]>> = Once::new();
+static WAKES: Once<Box<[CoreWake<Inbound>]>> = Once::new();
 static CORES: Once<Box<[CoreSched]>> = Once::new();
 static CONFIG: Once<SchedConfig> = Once::new();
 
@@ -87,7 +89,7 @@ pub fn cores() -> &'static [CoreSched] {
 
 /// Every core's wake-protocol part, by core index (what the idle driver and
 /// the wakers share).
-pub fn wakes() -> &'static [CoreWake<TaskRef>] {
+pub fn wakes() -> &'static [CoreWake<Inbound>] {
     WAKES.get().expect("scheduler not initialised")
 }
 
@@ -114,6 +116,19 @@ impl CoreSched {
     /// Makes `task` runnable on this core (called on this core only).
     pub(super) fn push_local(&self, task: TaskRef) {
         self.run_queue.lock().push_back(task);
+    }
+
+    /// Moves drained inbox items to the run queue; a search wake carries no
+    /// work (the stealable pool already counts this core as its searcher),
+    /// it is only noted for the core's `searcher`.
+    fn accept(&self, batch: &mut VecDeque<Inbound>, searcher: &mut Searcher) {
+        let mut run_queue = self.run_queue.lock();
+        for item in batch.drain(..) {
+            match item {
+                Inbound::Task(task) => run_queue.push_back(task),
+                Inbound::Search => searcher.search_wake_drained(),
+            }
+        }
     }
 
     /// Runs `task` until it blocks, yields or exits.
@@ -219,19 +234,24 @@ pub fn run_core(me: usize) -> ! {
         config,
     );
     let mut batch = VecDeque::new();
+    let mut searcher = Searcher::new(me);
     loop {
         if driver.drain(&mut batch) > 0 {
-            core.run_queue.lock().extend(batch.drain(..));
+            core.accept(&mut batch, &mut searcher);
         }
         let next = core.run_queue.lock().pop_front();
         if let Some(task) = next {
+            stealable::before_pinned_work(&mut searcher);
             core.run(task);
+            continue;
+        }
+        if let Some(chunk) = stealable::take(&mut searcher) {
+            chunk.run();
+            crate::chaos::delay(crate::chaos::Point::AfterChunk);
             continue;
         }
         // Never `MachineStopped` on this platform.
         let _ready = driver.idle(&mut batch);
-        if !batch.is_empty() {
-            core.run_queue.lock().extend(batch.drain(..));
-        }
+        core.accept(&mut batch, &mut searcher);
     }
 }

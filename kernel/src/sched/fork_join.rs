@@ -15,6 +15,7 @@ use super::round_watch;
 use super::task::TaskRef;
 use super::wakeup::{self, JoinHandle, park};
 use crate::println;
+use crate::smp::cores::MAX_CORES;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,6 +28,72 @@ pub enum Release {
     Flat,
     /// Each woken worker wakes its two children first.
     Tree,
+}
+
+/// How a fork-join round hands out its work (`pool=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pool {
+    /// One job per worker, each worker a task pinned to its core (this
+    /// module's [`ForkJoin`]).
+    Pinned,
+    /// Stealable chunks run by whichever cores are awake
+    /// ([`StealJoin`](super::steal_join::StealJoin)).
+    Steal,
+}
+
+impl Pool {
+    /// The parameter's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pinned => "pinned",
+            Self::Steal => "steal",
+        }
+    }
+}
+
+static POOL: spin::Once<Pool> = spin::Once::new();
+
+/// Sets the pool kind for every fork-join workload (once, at boot).
+pub fn configure_pool(pool: Pool) {
+    POOL.call_once(|| pool);
+}
+
+/// The pool kind in force.
+pub fn pool_kind() -> Pool {
+    POOL.get().copied().unwrap_or(Pool::Pinned)
+}
+
+/// Rounds by how many distinct cores ran their work (index: cores).
+static CORES_PER_ROUND: [AtomicU64; MAX_CORES + 1] = [const { AtomicU64::new(0) }; MAX_CORES + 1];
+
+/// Counts one finished round that ran on `cores` distinct cores (Relaxed:
+/// statistics, read at the end of the run).
+pub fn record_round_cores(cores: usize) {
+    CORES_PER_ROUND[cores.min(MAX_CORES)].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Rounds recorded, and the median, minimum and maximum of the distinct
+/// cores that ran each (`None` before any round).
+pub fn cores_per_round() -> Option<(u64, usize, usize, usize)> {
+    let counts: Vec<u64> = CORES_PER_ROUND
+        .iter()
+        .map(|count| count.load(Ordering::Relaxed))
+        .collect();
+    let rounds: u64 = counts.iter().sum();
+    if rounds == 0 {
+        return None;
+    }
+    let min = counts.iter().position(|&c| c > 0)?;
+    let max = counts.iter().rposition(|&c| c > 0)?;
+    let mut seen = 0;
+    let median = counts
+        .iter()
+        .position(|&c| {
+            seen += c;
+            seen * 2 >= rounds
+        })
+        .unwrap_or(max);
+    Some((rounds, median, min, max))
 }
 
 static RELEASE: spin::Once<Release> = spin::Once::new();
@@ -136,6 +203,7 @@ impl ForkJoin {
         wake_children(&self.shared, 0);
         job(0);
         self.shared.round_done.wait();
+        record_round_cores(n);
         round_watch::end();
     }
 
@@ -210,6 +278,12 @@ static WATCHED: Mutex<Option<Arc<Shared>>> = Mutex::new(None);
 /// whether its job is still waiting in its slot. Locks are only tried: the
 /// caller is an idle core and must not spin on a lock a stuck core holds.
 pub fn dump_stuck_round() {
+    if super::stealable::enabled() {
+        println!(
+            "  stealable pool: {}",
+            super::stealable::describe(super::stealable::pool().snapshot())
+        );
+    }
     let Some(guard) = WATCHED.try_lock() else {
         println!("  fork-join: pool lock busy");
         return;

@@ -5,9 +5,10 @@
 
 use super::core_sched::CoreSched;
 use super::idle_history::HISTORIES;
+use super::inbound::Inbound;
 use super::stats;
 use super::task::TaskRef;
-use super::{round_watch, watchdog};
+use super::{round_watch, stealable, watchdog};
 use crate::chaos;
 use alloc::collections::VecDeque;
 use vigil_wake::{FoundAt, IdleEvent, IdleHooks, NotifyOutcome, WakerHooks};
@@ -26,7 +27,7 @@ impl KernelIdleHooks {
     }
 }
 
-impl IdleHooks<TaskRef> for KernelIdleHooks {
+impl IdleHooks<Inbound> for KernelIdleHooks {
     fn record(&self, event: IdleEvent) {
         HISTORIES[self.me].record(event);
     }
@@ -52,12 +53,13 @@ impl IdleHooks<TaskRef> for KernelIdleHooks {
         }
     }
 
-    fn lost_wakeup(&self, at: FoundAt, batch: &VecDeque<TaskRef>) {
+    fn lost_wakeup(&self, at: FoundAt, batch: &VecDeque<Inbound>) {
         watchdog::report(self.me, at, batch);
     }
 
     fn watchdog_tick(&self, probes_sent: usize) {
         watchdog::count_probes(probes_sent);
+        stealable::check_stranded(self.me);
         round_watch::check(self.me);
     }
 }
@@ -84,6 +86,34 @@ impl WakerHooks for KernelWakerHooks<'_> {
 
     fn decided(&self, outcome: &NotifyOutcome) {
         self.task.record_notify(self.me, outcome);
+    }
+
+    fn before_ipi(&self) {
+        chaos::delay(chaos::Point::BeforeIpi);
+    }
+
+    fn notified(&self) {
+        chaos::notified(self.target);
+    }
+}
+
+/// Waker-side hooks of a search wake: core `me` tells core `target` to
+/// search the stealable pool.
+#[derive(Debug)]
+pub struct KernelSearchWakeHooks {
+    target: usize,
+}
+
+impl KernelSearchWakeHooks {
+    /// The hooks of core `me`'s search wake of core `target`.
+    pub fn new(_me: usize, target: usize) -> Self {
+        Self { target }
+    }
+}
+
+impl WakerHooks for KernelSearchWakeHooks {
+    fn between_push_and_notify(&self) {
+        chaos::delay(chaos::Point::BetweenPushAndNotify);
     }
 
     fn before_ipi(&self) {

@@ -7,6 +7,7 @@
 
 use super::core_sched::{self, switch_to_idle};
 use super::idle_hooks::KernelWakerHooks;
+use super::inbound::Inbound;
 use super::task::{Task, TaskCounts, TaskRef, WakeKind};
 use crate::arch::idle_platform::X86Platform;
 use crate::arch::{percpu, tsc};
@@ -65,7 +66,7 @@ fn make_runnable(task: TaskRef, stamp: bool) {
     let _outcome = vigil_wake::wake_core(
         core_sched::wakes(),
         target,
-        task,
+        Inbound::Task(task),
         &X86Platform::of_core(me),
         &hooks,
     );

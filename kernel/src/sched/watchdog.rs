@@ -13,7 +13,7 @@
 
 use super::core_sched;
 use super::idle_history::HISTORIES;
-use super::task::TaskRef;
+use super::inbound::Inbound;
 use super::wake_ipi;
 use crate::arch::interrupt_vectors::{COUNTS, WAKE_VECTOR};
 use crate::arch::{lapic, tsc};
@@ -80,14 +80,18 @@ pub fn count_probes(probes: usize) {
 /// it slept on, and whatever came with it): reports and counts it. The
 /// tasks then run as usual (the report is the point; the run fails at its
 /// end).
-pub fn report(me: usize, at: FoundAt, batch: &VecDeque<TaskRef>) {
+pub fn report(me: usize, at: FoundAt, batch: &VecDeque<Inbound>) {
     LOST_WAKEUPS.fetch_add(1, Ordering::Relaxed);
     let now = tsc::now();
     println!(
         "LOST WAKEUP on core {me}: work was announced to it (its waker finished notifying) while it was halted, and no wake IPI was taken or pending; found {}. In its inbox:",
         at.describe()
     );
-    for task in batch {
+    for item in batch {
+        let Inbound::Task(task) = item else {
+            println!("  a search wake (look for stealable work)");
+            continue;
+        };
         let (from, observed, action) = task.notify_record();
         let waited_us = match task.pending_wake_tsc() {
             0 => alloc::string::String::from("?"),

@@ -15,7 +15,8 @@
 
 use crate::arch::tsc;
 use crate::println;
-use crate::sched::fork_join::{ForkJoin, Job};
+use crate::sched::fork_join::{self, Job};
+use crate::sched::round_pool::RoundPool;
 use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -192,7 +193,7 @@ pub fn worker_count(size: usize) -> usize {
 pub fn run(size: usize, iterations: usize) -> LaplaceReport {
     let workers = worker_count(size);
     let grids = Arc::new(Grids::new(size, iterations, workers));
-    let pool = ForkJoin::new(workers);
+    let pool = RoundPool::new(fork_join::pool_kind(), workers);
     let g = grids.clone();
     let job: Job = Arc::new(move |block| compute_block(&g, block));
     let start = tsc::now();

@@ -15,6 +15,7 @@ pub fn run(params: &BootParams) -> ExitCode {
         Workload::Laplace => {
             let report = laplace::run(params.size as usize, params.iterations as usize);
             println!("laplace: {report}");
+            print_pool_line();
             ExitCode::Success
         }
         Workload::Floor => {
@@ -37,4 +38,22 @@ pub fn run(params: &BootParams) -> ExitCode {
             }
         },
     }
+}
+
+/// `pool: kind=steal rounds=1000 cores_per_round_median=2 min=1 max=3
+/// search_wakes=N`: how many distinct cores ran each fork-join round's work
+/// (the host's bench reads it).
+fn print_pool_line() {
+    let Some((rounds, median, min, max)) = crate::sched::fork_join::cores_per_round() else {
+        return;
+    };
+    let search_wakes = if crate::sched::stealable::enabled() {
+        crate::sched::stealable::pool().snapshot().search_wakes
+    } else {
+        0
+    };
+    println!(
+        "pool: kind={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes}",
+        crate::sched::fork_join::pool_kind().name()
+    );
 }

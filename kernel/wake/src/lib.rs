@@ -247,6 +247,7 @@ extern crate alloc;
 extern crate std;
 
 mod backoff;
+mod core_set;
 mod core_wake;
 mod counters;
 mod idle_driver;
@@ -259,6 +260,7 @@ mod parker;
 mod platform;
 mod policy;
 mod state;
+mod steal;
 mod sync;
 mod waker;
 
@@ -266,6 +268,7 @@ mod waker;
 mod tests;
 
 pub use backoff::{Backoff, BackoffMode, MAX_SPIN_US, STEAL_COOLDOWN_HALTS, STEAL_GAP_US};
+pub use core_set::CoreSet;
 pub use core_wake::{Armed, Commit, CoreWake, HaltAttempt, Halted, Recheck};
 pub use counters::{CounterSnapshot, Counters};
 pub use idle_driver::{DriverConfig, Idle, IdleDriver};
@@ -277,4 +280,5 @@ pub use parker::{Parker, Unparked};
 pub use platform::{InterruptCounts, Platform, Resume};
 pub use policy::{Policy, UnknownPolicy};
 pub use state::State;
+pub use steal::{Published, Searcher, StealSnapshot, Stealable, StrandWatch, Stranded};
 pub use waker::wake_core;

@@ -31,10 +31,12 @@
 //!
 //! The ghost state (what the checks need and the hardware does not have)
 //! is `std` atomics too: loom runs one thread at a time, so they read the
-//! true current value and add no branches. When the driver's core halts
-//! with every other actor finished and nothing latched, the machine has
-//! stopped: it checks that no work is left in that core's inbox (the
-//! lost-wakeup assertion) and returns [`Resume::MachineStopped`].
+//! true current value and add no branches. When every driver core (one in
+//! the protocol models, several in the stealable-work models) waits in its
+//! halt with every other actor finished and nothing latched, the machine
+//! has stopped: it checks that no work is left in any inbox (the
+//! lost-wakeup assertion) and no stealable item is queued (the stranding
+//! assertion), and every driver's halt returns [`Resume::MachineStopped`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64 as StdU64, AtomicUsize, Ordering::SeqCst};
@@ -46,6 +48,8 @@ use super::trace::{dump_trace, trace};
 
 /// The message of the lost-wakeup failures (the mutation run looks for it).
 pub const LOST_WAKEUP: &str = "lost wakeup";
+/// The message of a machine stopped with stealable work still queued.
+pub const STRANDED: &str = "stealable work stranded";
 
 const WAKE: usize = 0;
 const PROBE: usize = 1;
@@ -62,6 +66,11 @@ struct CoreLines {
     taken: [StdU64; VECTORS],
     /// The one-shot timer is armed.
     timer_armed: AtomicBool,
+    /// Ghost: the core is in its halt with nothing latched.
+    waiting: AtomicBool,
+    /// The core's model thread while it waits in a blocking halt (see
+    /// [`Machine::with_drivers`]).
+    sleeper: std::sync::Mutex<Option<loom::thread::Thread>>,
 }
 
 /// The whole model machine, shared by every model thread.
@@ -87,11 +96,39 @@ pub struct Machine {
     pub ipis_this_halt: AtomicUsize,
     pub ipis: AtomicUsize,
     pub halts: AtomicUsize,
+    /// The cores that run an idle driver (`0..drivers`): the machine stops
+    /// when all of them wait in their halt at once with nothing to come.
+    drivers: usize,
+    /// Ghost: stealable items queued (published and not yet taken).
+    pub stealable_queued: AtomicUsize,
+    /// Set once the machine has stopped: every waiting driver returns.
+    halted_for_good: AtomicBool,
 }
 
 impl Machine {
     /// A machine of `cores` cores with its actors' budgets.
     pub fn new(cores: usize, wakers: usize, timer_fires: usize, other_wakes: usize) -> Arc<Self> {
+        Self::with_drivers(cores, 1, wakers, timer_fires, other_wakes)
+    }
+
+    /// A machine whose cores `0..drivers` run idle drivers. With more than
+    /// one, a halt with nothing latched **blocks** (loom's `park`, ended by
+    /// the `unpark` of whoever latches an interrupt for the core) instead of
+    /// spinning: several cores spinning in their halts at once multiply
+    /// loom's branches past what it can explore (one stealable-work model
+    /// with two halted cores did not finish in minutes at preemption bound
+    /// 1). The price: loom's `unpark` orders the latcher's memory before
+    /// the woken core's, an edge the hardware does not give. The
+    /// stealable-work models that use this check the pool's rule, whose
+    /// state is under one lock and needs no such edge; the protocol models
+    /// (one driver core) keep the spinning, edge-free halt.
+    pub fn with_drivers(
+        cores: usize,
+        drivers: usize,
+        wakers: usize,
+        timer_fires: usize,
+        other_wakes: usize,
+    ) -> Arc<Self> {
         Arc::new(Self {
             lines: (0..cores).map(|_| CoreLines::default()).collect(),
             sent_to: (0..cores).map(|_| AtomicU64::new(0)).collect(),
@@ -106,6 +143,9 @@ impl Machine {
             ipis_this_halt: AtomicUsize::new(0),
             ipis: AtomicUsize::new(0),
             halts: AtomicUsize::new(0),
+            drivers,
+            stealable_queued: AtomicUsize::new(0),
+            halted_for_good: AtomicBool::new(false),
         })
     }
 
@@ -119,7 +159,7 @@ impl Machine {
             }
             if lines.timer_armed.swap(false, SeqCst) {
                 trace(|| "timer: fires".into());
-                lines.pending[TIMER].store(true, SeqCst);
+                self.raise(core, TIMER);
                 self.timer_fires_left.fetch_sub(1, SeqCst);
             } else {
                 loom::thread::yield_now();
@@ -127,21 +167,53 @@ impl Machine {
         }
     }
 
+    /// Latches `vector` at `core` and, in a blocking-halt machine, wakes the
+    /// core's thread if it waits.
+    fn raise(&self, core: usize, vector: usize) {
+        self.lines[core].pending[vector].store(true, SeqCst);
+        self.unpark(core);
+    }
+
+    /// A waker actor has finished: in a blocking-halt machine every waiting
+    /// core looks again whether the machine has stopped.
+    pub fn waker_done(&self) {
+        self.wakers_left.fetch_sub(1, SeqCst);
+        for core in 0..self.drivers {
+            self.unpark(core);
+        }
+    }
+
+    fn unpark(&self, core: usize) {
+        if self.drivers > 1
+            && let Some(thread) = self.lines[core]
+                .sleeper
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+        {
+            thread.unpark();
+        }
+    }
+
     /// The spontaneous-wake actor of core `core`: raises the "other" vector
     /// once, wherever loom runs it.
     pub fn run_other_wake(&self, core: usize) {
         trace(|| "other: raised".into());
-        self.lines[core].pending[OTHER].store(true, SeqCst);
+        self.raise(core, OTHER);
         self.other_wakes_left.fetch_sub(1, SeqCst);
     }
 
-    /// Every actor but the driver's core has finished, and no timer can
-    /// fire any more.
-    fn quiescent(&self, core: usize) -> bool {
+    /// Every actor but the driver cores has finished, no timer can fire
+    /// any more, and every driver core waits in its halt with nothing
+    /// latched.
+    fn quiescent(&self) -> bool {
         self.wakers_left.load(SeqCst) == 0
             && self.other_wakes_left.load(SeqCst) == 0
-            && (self.timer_fires_left.load(SeqCst) == 0
-                || !self.lines[core].timer_armed.load(SeqCst))
+            && self.lines[..self.drivers].iter().all(|lines| {
+                lines.waiting.load(SeqCst)
+                    && lines.pending.iter().all(|pending| !pending.load(SeqCst))
+                    && (self.timer_fires_left.load(SeqCst) == 0 || !lines.timer_armed.load(SeqCst))
+            })
     }
 }
 
@@ -170,21 +242,50 @@ impl Platform for ModelPlatform {
                 }
             }
             if took {
+                lines.waiting.store(false, SeqCst);
                 trace(|| format!("core {}: hlt returned", self.core));
                 return Resume::Interrupted;
             }
-            if self.machine.quiescent(self.core) {
-                let left = self.machine.pushed.load(SeqCst) - self.machine.drained.load(SeqCst);
-                if left != 0 {
+            lines.waiting.store(true, SeqCst);
+            if self.machine.halted_for_good.load(SeqCst) {
+                return Resume::MachineStopped;
+            }
+            if self.machine.quiescent() {
+                let machine = &self.machine;
+                let left = machine.pushed.load(SeqCst) - machine.drained.load(SeqCst);
+                let queued = machine.stealable_queued.load(SeqCst);
+                if left != 0 || queued != 0 {
                     dump_trace();
                 }
                 assert!(
                     left == 0,
-                    "{LOST_WAKEUP}: the core is halted with {left} item(s) in its inbox, nothing latched and nothing left to wake it"
+                    "{LOST_WAKEUP}: every driver core is halted with {left} item(s) in an inbox, nothing latched and nothing left to wake them"
                 );
+                assert!(
+                    queued == 0,
+                    "{STRANDED}: every core is halted with {queued} stealable item(s) queued, nothing latched and nothing left to wake them"
+                );
+                machine.halted_for_good.store(true, SeqCst);
+                for core in 0..machine.drivers {
+                    machine.unpark(core);
+                }
                 return Resume::MachineStopped;
             }
-            loom::thread::yield_now();
+            if self.machine.drivers > 1 {
+                *lines
+                    .sleeper
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some(loom::thread::current());
+                // Raised between the look above and here: the raiser found
+                // no sleeper to unpark, so look again before parking.
+                if lines.pending.iter().any(|pending| pending.load(SeqCst)) {
+                    continue;
+                }
+                loom::thread::park();
+            } else {
+                loom::thread::yield_now();
+            }
         }
     }
 
@@ -211,12 +312,12 @@ impl Platform for ModelPlatform {
         loom::thread::yield_now();
         // The "ICR write": latch the target's bit (no memory edge), then
         // count it, as the kernel does.
-        self.machine.lines[target].pending[WAKE].store(true, SeqCst);
+        self.machine.raise(target, WAKE);
         self.machine.sent_to[target].fetch_add(1, Ordering::Relaxed);
     }
 
     fn send_probe(&self, target: usize) {
-        self.machine.lines[target].pending[PROBE].store(true, SeqCst);
+        self.machine.raise(target, PROBE);
     }
 
     fn wake_ipis_sent_to(&self, target: usize) -> u64 {

@@ -1,0 +1,132 @@
+//! The work-stealing fork-join (`pool=steal`): a round publishes its job as
+//! `chunks` stealable chunks, whichever cores are awake run them (the
+//! stealable pool's rule wakes idle cores one at a time while each still
+//! finds work), the caller runs chunks too, then waits for the last one.
+//!
+//! Same interface as the pinned [`ForkJoin`](super::fork_join::ForkJoin):
+//! `job(i)` runs once for every `i` in `0..chunks`, and the result cannot
+//! depend on which core ran which chunk.
+
+use super::fork_join::{Job, record_round_cores};
+use super::latch::Latch;
+use super::round_watch;
+use super::stealable::{self, Chunk, ChunkBatch};
+use crate::smp::cores::{self, MAX_CORES};
+use alloc::sync::Arc;
+use core::cell::Cell;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// One round's chunks.
+struct Round {
+    job: Job,
+    /// Chunks not finished yet. AcqRel: each chunk's finisher releases its
+    /// writes; the last one (the RMW chain makes it see every earlier
+    /// release) opens the latch, which the caller acquires.
+    remaining: AtomicUsize,
+    done: Latch,
+    /// The cores that ran a chunk of this round (Relaxed: read by the
+    /// caller after the latch opened).
+    ran_on: [AtomicU64; MAX_CORES.div_ceil(64)],
+}
+
+impl ChunkBatch for Round {
+    fn run_chunk(&self, index: usize, core: usize) {
+        (self.job)(index);
+        self.ran_on[core / 64].fetch_or(1 << (core % 64), Ordering::Relaxed);
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.done.count_down();
+        }
+    }
+}
+
+impl Round {
+    fn cores(&self) -> usize {
+        self.ran_on
+            .iter()
+            .map(|word| word.load(Ordering::Relaxed).count_ones() as usize)
+            .sum()
+    }
+}
+
+/// The first round in which `fault=stranded-steal` may strand a round.
+pub const STRANDED_ROUND: u64 = 10;
+static STRAND: AtomicBool = AtomicBool::new(false);
+
+/// Fault injection: one round of the next pool, from [`STRANDED_ROUND`] on,
+/// in which every other core is registered idle when it is published,
+/// drops its search wake and the caller does not help (set once, at boot).
+pub fn strand_one_round() {
+    STRAND.store(true, Ordering::Relaxed);
+}
+
+/// Whether `fault=stranded-steal` was asked for and never fired.
+pub fn strand_unfired() -> bool {
+    STRAND.load(Ordering::Relaxed)
+}
+
+/// The pool: `chunks` chunks per round.
+#[derive(Debug)]
+pub struct StealJoin {
+    chunks: usize,
+    /// Rounds run (Relaxed: only the caller).
+    rounds: AtomicU64,
+}
+
+impl StealJoin {
+    /// A pool whose rounds are `chunks` chunks (at least 1).
+    pub fn new(chunks: usize) -> Self {
+        assert!(chunks >= 1);
+        Self {
+            chunks,
+            rounds: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `job(i)` for every chunk `i`, on whichever cores are awake.
+    pub fn run(&self, job: &Job) {
+        let number = self.rounds.load(Ordering::Relaxed) + 1;
+        self.rounds.store(number, Ordering::Relaxed);
+        round_watch::begin();
+        let round = Arc::new(Round {
+            job: job.clone(),
+            remaining: AtomicUsize::new(self.chunks),
+            done: Latch::new(1),
+            ran_on: [const { AtomicU64::new(0) }; MAX_CORES.div_ceil(64)],
+        });
+        let batch: Arc<dyn ChunkBatch> = round.clone();
+        let chunks = (0..self.chunks).map(|index| Chunk {
+            batch: batch.clone(),
+            index,
+        });
+        // The search wake is sent once the publication is done, not from
+        // inside it, so that the stranding fault can decide on what the
+        // publication saw (a later wake is the same as a slow waker).
+        let chosen = Cell::new(None);
+        let me = crate::arch::percpu::current_index();
+        let published = stealable::pool().publish(me, chunks, |core| chosen.set(Some(core)));
+        let strand = number >= STRANDED_ROUND
+            && chosen.get().is_some()
+            && published.idle_left + 2 == cores::count()
+            && STRAND.load(Ordering::Relaxed)
+            && STRAND.swap(false, Ordering::Relaxed);
+        if strand {
+            crate::println!(
+                "fault: stranded-steal: round {number}: the search wake to core {} dropped, the caller does not help",
+                chosen.get().unwrap_or(0)
+            );
+        } else {
+            if let Some(core) = chosen.get() {
+                stealable::search_wake(core);
+            }
+            crate::chaos::delay(crate::chaos::Point::AfterPublish);
+            // The caller helps: it is running, so it takes chunks outside
+            // the rule (it is never idle, never a searcher).
+            while let Some(chunk) = stealable::pool().try_take() {
+                chunk.run();
+            }
+        }
+        round.done.wait();
+        record_round_cores(round.cores());
+        round_watch::end();
+    }
+}

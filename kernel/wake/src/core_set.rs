@@ -1,0 +1,104 @@
+//! [`CoreSet`]: a set of core indices as a bitmap (one bit per core), for
+//! the stealable pool's idle cores.
+
+use alloc::vec::Vec;
+
+/// A set of core indices below a fixed count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreSet {
+    words: Vec<u64>,
+    len: usize,
+    cores: usize,
+}
+
+impl CoreSet {
+    /// An empty set of cores `0..cores`.
+    pub fn new(cores: usize) -> Self {
+        Self {
+            words: alloc::vec![0; cores.div_ceil(64)],
+            len: 0,
+            cores,
+        }
+    }
+
+    /// How many cores are in the set.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `core` is in the set.
+    pub fn contains(&self, core: usize) -> bool {
+        core < self.cores && self.words[core / 64] & (1 << (core % 64)) != 0
+    }
+
+    /// Adds `core`; `false` if it was there already.
+    pub fn insert(&mut self, core: usize) -> bool {
+        assert!(core < self.cores, "core {core} of {}", self.cores);
+        if self.contains(core) {
+            return false;
+        }
+        self.words[core / 64] |= 1 << (core % 64);
+        self.len += 1;
+        true
+    }
+
+    /// Removes `core`; `false` if it was not there.
+    pub fn remove(&mut self, core: usize) -> bool {
+        if !self.contains(core) {
+            return false;
+        }
+        self.words[core / 64] &= !(1 << (core % 64));
+        self.len -= 1;
+        true
+    }
+
+    /// Removes and returns the lowest core in the set.
+    pub fn take_lowest(&mut self) -> Option<usize> {
+        self.take_lowest_except(usize::MAX)
+    }
+
+    /// Removes and returns the lowest core in the set other than `except`.
+    pub fn take_lowest_except(&mut self, except: usize) -> Option<usize> {
+        let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
+            let bits = if except / 64 == word {
+                bits & !(1 << (except % 64))
+            } else {
+                bits
+            };
+            (bits != 0).then_some((word, bits))
+        })?;
+        let core = word * 64 + bits.trailing_zeros() as usize;
+        self.remove(core);
+        Some(core)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CoreSet;
+
+    #[test]
+    fn inserts_removes_and_takes_the_lowest_across_words() {
+        let mut set = CoreSet::new(130);
+        assert!(set.is_empty());
+        assert!(set.insert(129));
+        assert!(set.insert(64));
+        assert!(!set.insert(64));
+        assert!(set.insert(3));
+        assert_eq!(set.len(), 3);
+        assert!(set.contains(129) && set.contains(64) && !set.contains(65));
+        assert_eq!(set.take_lowest_except(3), Some(64));
+        assert!(set.insert(64));
+        assert_eq!(set.take_lowest(), Some(3));
+        assert!(set.remove(129));
+        assert!(!set.remove(129));
+        assert_eq!(set.take_lowest(), Some(64));
+        assert_eq!(set.take_lowest(), None);
+        assert!(set.is_empty());
+    }
+}

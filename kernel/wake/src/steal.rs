@@ -1,0 +1,417 @@
+//! [`Stealable`]: work any core may run, and the rule that decides how many
+//! cores to wake for it.
+//!
+//! Pinned work (a task that must run on one core) keeps its core's inbox and
+//! the halt protocol of [`CoreWake`](crate::CoreWake): the waker wakes *that*
+//! core. Stealable work goes into one shared queue instead, and the rule
+//! below wakes **as many idle cores as the work keeps busy, one at a time**:
+//!
+//! * **Publishing** wakes an idle core only if no core is searching; the
+//!   woken core is counted as the (one) searcher from the moment it is
+//!   chosen, so a second publication before it runs wakes nobody more.
+//! * **A searcher that finds work** stops searching; if it was the last
+//!   searcher and more work remains queued, it wakes one more idle core (the
+//!   next searcher). So the number of cores awake grows while every woken
+//!   core still finds something, and stops growing as soon as one does not.
+//! * **A core with nothing to run** (no pinned work, the queue empty)
+//!   registers as idle, stops searching if it was, and goes to the halt
+//!   path. A core woken for pinned work while it was the chosen searcher
+//!   hands the search on (pinned work never waits for stealable work, and
+//!   stealable work never waits for a core busy with pinned work).
+//!
+//! How a core is woken is the caller's: the pool only says *which* core
+//! (the `wake` closures below run after the pool's lock is released). In the
+//! kernel it is a search ticket pushed into that core's inbox through the
+//! pinned protocol ([`wake_core`](crate::wake_core)), so a search wake is
+//! never lost for the same reasons a pinned wake is not, and the lost-wakeup
+//! detector covers it.
+//!
+//! ## Why no stealable work is stranded
+//!
+//! The queue, the idle set and the searcher count live under **one lock**,
+//! so every step above is one atomic transition and the argument is about
+//! states, not interleavings. Invariant, at every unlock: *the queue is
+//! empty, or some core is not registered idle* (it is running, and will
+//! call [`Stealable::take`] before it halts, or it has been chosen and its
+//! search wake is on its way). A publication keeps it: if no core is
+//! searching it chooses an idle core (which leaves the idle set) unless
+//! every core is already out of it; if one is searching, that core is out
+//! of it. [`Stealable::take`] keeps it: the caller is running. Registering
+//! idle happens only in a `take` that found the queue empty. So "every core
+//! halted with stealable work queued" needs a search wake that was chosen
+//! and never delivered, which is a lost wakeup of the pinned protocol, or a
+//! caller that drops it (`fault=stranded-steal` in the kernel, which
+//! [`StrandWatch`] catches). The loom model (`tests/loom_steal.rs`) checks
+//! it on the model machine with the kernel's idle driver.
+//!
+//! One lock is also the design's cost: every publication, every item taken
+//! and every idle registration takes it. Its critical sections are a few
+//! instructions; only awake cores take it, and the rule keeps few awake.
+
+use alloc::collections::VecDeque;
+use core::sync::atomic::{AtomicU64 as ObservedU64, AtomicUsize as ObservedUsize};
+
+use crate::core_set::CoreSet;
+use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+
+/// Relaxed: the observers' mirrors below are written inside the pool's lock
+/// and read by diagnostics (the strand watch, the host's debug table) that
+/// tolerate a stale value; no decision of the rule reads them. They are not
+/// loom atomics for the same reason (`sync.rs` on the statistics).
+const OBSERVED: core::sync::atomic::Ordering = core::sync::atomic::Ordering::Relaxed;
+
+/// What the lock protects.
+struct Shared<T> {
+    queue: VecDeque<T>,
+    /// Cores registered idle: they found nothing to run and are on the halt
+    /// path or halted. A core leaves the set when it next looks for work, or
+    /// when a publisher or a searcher chooses it.
+    idle: CoreSet,
+    /// Cores chosen to search (woken for stealable work) that have not yet
+    /// found work or given up: 0 or 1 (one searcher slot).
+    searching: usize,
+}
+
+/// Counts for observers, mirrored at every unlock.
+#[derive(Debug)]
+struct Mirror {
+    /// Items queued. Unlike the others, a decision reads it: the fast path
+    /// of [`Stealable::take`] (see there), so it is a loom atomic and the
+    /// model explores its stale reads. Relaxed: the fast path is correct
+    /// whatever value it reads (a stale 0 only sends the core to its halt
+    /// still registered idle, which the publisher of any newer item sees).
+    queued: AtomicUsize,
+    searching: ObservedUsize,
+    idle: ObservedUsize,
+    published: ObservedU64,
+    taken: ObservedU64,
+    search_wakes: ObservedU64,
+}
+
+/// A snapshot of a pool's counts (for diagnostics; each value may be stale
+/// by the time it is read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StealSnapshot {
+    /// Items queued.
+    pub queued: usize,
+    /// Cores chosen to search and not yet done (0 or 1).
+    pub searching: usize,
+    /// Cores registered idle.
+    pub idle: usize,
+    /// Items published, ever.
+    pub published: u64,
+    /// Items taken, ever.
+    pub taken: u64,
+    /// Search wakes chosen, ever (each one wake of one core).
+    pub search_wakes: u64,
+}
+
+/// One core's part in the rule: whether it is the chosen searcher and
+/// whether it is registered idle. Owned by the core, passed to every call.
+#[derive(Debug, Clone)]
+pub struct Searcher {
+    me: usize,
+    searching: bool,
+    registered_idle: bool,
+    /// A search wake was drained since the core last looked at the pool
+    /// under its lock: it may have been chosen.
+    search_wake_seen: bool,
+}
+
+impl Searcher {
+    /// Core `me`'s part, neither searching nor idle.
+    pub fn new(me: usize) -> Self {
+        Self {
+            me,
+            searching: false,
+            registered_idle: false,
+            search_wake_seen: false,
+        }
+    }
+
+    /// The core drained a search wake (its inbox's ticket).
+    pub fn search_wake_drained(&mut self) {
+        self.search_wake_seen = true;
+    }
+
+    /// The core.
+    pub fn core(&self) -> usize {
+        self.me
+    }
+
+    /// Whether this core is the chosen searcher (as of its last call).
+    pub fn is_searching(&self) -> bool {
+        self.searching
+    }
+}
+
+/// What a publication did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Published {
+    /// Items added.
+    pub items: usize,
+    /// The core chosen to search (its `wake` was called), if any.
+    pub woke: Option<usize>,
+    /// Cores left registered idle after the choice.
+    pub idle_left: usize,
+}
+
+/// Work any core may run: one shared queue, its idle cores and its searcher.
+pub struct Stealable<T> {
+    shared: Mutex<Shared<T>>,
+    mirror: Mirror,
+}
+
+impl<T> core::fmt::Debug for Stealable<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Stealable")
+            .field("counts", &self.snapshot())
+            .finish()
+    }
+}
+
+impl<T> Stealable<T> {
+    /// An empty pool for cores `0..cores`, none registered idle.
+    pub fn new(cores: usize) -> Self {
+        Self {
+            shared: Mutex::new(Shared {
+                queue: VecDeque::new(),
+                idle: CoreSet::new(cores),
+                searching: 0,
+            }),
+            mirror: Mirror {
+                queued: AtomicUsize::new(0),
+                searching: ObservedUsize::new(0),
+                idle: ObservedUsize::new(0),
+                published: ObservedU64::new(0),
+                taken: ObservedU64::new(0),
+                search_wakes: ObservedU64::new(0),
+            },
+        }
+    }
+
+    /// Core `me` queues `items` and, if no core is searching and another
+    /// one is idle, chooses it as the searcher and calls `wake(core)` (after
+    /// the lock is released).
+    pub fn publish(
+        &self,
+        me: usize,
+        items: impl IntoIterator<Item = T>,
+        wake: impl FnOnce(usize),
+    ) -> Published {
+        let mut shared = self.shared.lock();
+        let before = shared.queue.len();
+        shared.queue.extend(items);
+        let added = shared.queue.len() - before;
+        let woke = if added > 0 {
+            choose_searcher(&mut shared, me)
+        } else {
+            None
+        };
+        let idle_left = shared.idle.len();
+        self.mirror.published.fetch_add(added as u64, OBSERVED);
+        self.unlock(shared, woke, wake);
+        Published {
+            items: added,
+            woke,
+            idle_left,
+        }
+    }
+
+    /// Takes the next item for a core that is running and stays running (a
+    /// task helping with its own publication): no part in the rule, so no
+    /// searcher state and no wakes. Keeps the invariant: the caller is a
+    /// core out of the idle set.
+    pub fn try_take(&self) -> Option<T> {
+        let mut shared = self.shared.lock();
+        let item = shared.queue.pop_front();
+        if item.is_some() {
+            self.mirror.taken.fetch_add(1, OBSERVED);
+        }
+        self.unlock(shared, None, |_| {});
+        item
+    }
+
+    /// Called by a core with no pinned work: the next stealable item, or
+    /// `None` when the queue is empty, and then the core is registered idle
+    /// and must go to the halt path (its search, if it was searching, is
+    /// over). A searcher that finds an item while more remain, and was the
+    /// last searcher, chooses the next one (`wake`).
+    ///
+    /// Fast path, no lock: a core still registered idle from its last call
+    /// (it ran only pinned work since, see [`Stealable::before_pinned_work`]),
+    /// that has drained no search wake since, and reads no item queued, goes
+    /// straight back to its halt path: its registration stands, so a
+    /// publisher of any item it did not see chooses it or a searcher exists.
+    pub fn take(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) -> Option<T> {
+        if searcher.registered_idle
+            && !searcher.search_wake_seen
+            && self.mirror.queued.load(Ordering::Relaxed) == 0
+        {
+            return None;
+        }
+        let mut shared = self.shared.lock();
+        resume(&mut shared, searcher);
+        let item = shared.queue.pop_front();
+        let ended_search = searcher.searching;
+        if ended_search {
+            searcher.searching = false;
+            shared.searching -= 1;
+        }
+        let next = match item {
+            Some(_) => {
+                self.mirror.taken.fetch_add(1, OBSERVED);
+                if ended_search && !shared.queue.is_empty() {
+                    choose_searcher(&mut shared, searcher.me)
+                } else {
+                    None
+                }
+            }
+            None => {
+                shared.idle.insert(searcher.me);
+                searcher.registered_idle = true;
+                None
+            }
+        };
+        self.unlock(shared, next, wake);
+        item
+    }
+
+    /// Called by a core about to run pinned work. If it may have been
+    /// chosen to search (it drained a search wake, or is the searcher), it
+    /// hands the search on to another idle core when work is queued
+    /// (`wake`): pinned work never waits for stealable work, nor stealable
+    /// work for a core busy with pinned work. Otherwise it takes no lock and
+    /// **stays registered idle** while it runs the pinned work: a core woken
+    /// for pinned work and halting again (a barrier, a ping-pong) then never
+    /// touches the pool's lock. Safe: a registered core that runs looks at
+    /// the pool again before it halts ([`Stealable::take`]); a publisher
+    /// that chooses it meanwhile sends it a search wake it will drain.
+    pub fn before_pinned_work(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) {
+        if !searcher.search_wake_seen && !searcher.searching {
+            return;
+        }
+        let mut shared = self.shared.lock();
+        resume(&mut shared, searcher);
+        let next = if searcher.searching {
+            searcher.searching = false;
+            shared.searching -= 1;
+            if shared.queue.is_empty() {
+                None
+            } else {
+                choose_searcher(&mut shared, searcher.me)
+            }
+        } else {
+            None
+        };
+        self.unlock(shared, next, wake);
+    }
+
+    /// The pool's counts now.
+    pub fn snapshot(&self) -> StealSnapshot {
+        let m = &self.mirror;
+        StealSnapshot {
+            queued: m.queued.load(Ordering::Relaxed),
+            searching: m.searching.load(OBSERVED),
+            idle: m.idle.load(OBSERVED),
+            published: m.published.load(OBSERVED),
+            taken: m.taken.load(OBSERVED),
+            search_wakes: m.search_wakes.load(OBSERVED),
+        }
+    }
+
+    /// The address of the queued-items count (a `usize`), for a table the
+    /// host reads from a stopped guest.
+    pub fn queued_address(&self) -> usize {
+        core::ptr::from_ref(&self.mirror.queued) as usize
+    }
+
+    /// Mirrors the counts, releases the lock, then wakes the chosen core.
+    fn unlock(
+        &self,
+        shared: MutexGuard<'_, Shared<T>>,
+        chosen: Option<usize>,
+        wake: impl FnOnce(usize),
+    ) {
+        let m = &self.mirror;
+        m.queued.store(shared.queue.len(), Ordering::Relaxed);
+        m.searching.store(shared.searching, OBSERVED);
+        m.idle.store(shared.idle.len(), OBSERVED);
+        if chosen.is_some() {
+            m.search_wakes.fetch_add(1, OBSERVED);
+        }
+        drop(shared);
+        if let Some(core) = chosen {
+            wake(core);
+        }
+    }
+}
+
+/// A core looks for work again: it leaves the idle set, and if it was no
+/// longer in it, a publisher or a searcher chose it while it was idle: it is
+/// the searcher now (its search wake may still be on its way; it carries no
+/// work, so arriving late it only ends a halt).
+fn resume<T>(shared: &mut Shared<T>, searcher: &mut Searcher) {
+    searcher.search_wake_seen = false;
+    if searcher.registered_idle {
+        searcher.registered_idle = false;
+        if !shared.idle.remove(searcher.me) {
+            searcher.searching = true;
+        }
+    }
+}
+
+/// Chooses an idle core other than `me` as the searcher if none is
+/// searching.
+fn choose_searcher<T>(shared: &mut Shared<T>, me: usize) -> Option<usize> {
+    if shared.searching > 0 {
+        return None;
+    }
+    let core = shared.idle.take_lowest_except(me)?;
+    shared.searching += 1;
+    Some(core)
+}
+
+/// Stealable work stranded: queued, every core halted, nothing taken or
+/// published since the last look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stranded {
+    /// The counts at the second look.
+    pub counts: StealSnapshot,
+}
+
+/// The watchdog core's view of a pool across its ticks: stealable work is
+/// stranded when two looks in a row found items queued with every core
+/// halted, and no item was published or taken between them.
+///
+/// Why two looks and no clock: a single look reads the cores' states and
+/// the pool at different moments, and a core may have woken and gone back
+/// to sleep in between. But a core that runs between two looks looks for
+/// stealable work before it halts again, and the items of the first look
+/// are still queued at the second (none was taken), so it would have taken
+/// one. Every core halted at both looks with nothing taken means no core
+/// ran in between: nothing will take the items but a wake that is not
+/// coming.
+#[derive(Debug, Default)]
+pub struct StrandWatch {
+    last: Option<(u64, u64)>,
+}
+
+impl StrandWatch {
+    /// A watch that has looked at nothing yet.
+    pub const fn new() -> Self {
+        Self { last: None }
+    }
+
+    /// One look: `counts` of the pool, and whether every core was halted.
+    pub fn look(&mut self, counts: StealSnapshot, all_halted: bool) -> Option<Stranded> {
+        if !all_halted || counts.queued == 0 {
+            self.last = None;
+            return None;
+        }
+        let progress = (counts.published, counts.taken);
+        let stranded = self.last == Some(progress);
+        self.last = Some(progress);
+        stranded.then_some(Stranded { counts })
+    }
+}
