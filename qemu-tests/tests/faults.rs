@@ -89,6 +89,7 @@ fn a_dropped_task_wake_is_named_by_the_stuck_round_watch() {
         &[
             "workload=laplace",
             "iterations=20",
+            "pool=pinned",
             "fault=dropped-task-wake",
         ],
     );
@@ -135,4 +136,44 @@ fn a_dropped_task_wake_is_named_by_the_stuck_round_watch() {
         "a stuck run has no result\n{}",
         describe(&outcome)
     );
+}
+
+/// `fault=stranded-steal`: a round's search wake is dropped and its caller
+/// does not help, with every other core idle. The watchdog core's strand
+/// watch reports the stranded chunks (two ticks in a row, nothing taken)
+/// and ends the run failed, in every boot.
+#[test]
+fn stranded_stealable_work_is_reported_by_the_strand_watch() {
+    for seed in 1..=3 {
+        let seed = format!("seed={seed}");
+        let outcome = boot(
+            4,
+            FAULT_TIMEOUT_S,
+            &[
+                "workload=laplace",
+                "iterations=100",
+                "pool=steal",
+                "fault=stranded-steal",
+                &seed,
+            ],
+        );
+        assert_eq!(
+            outcome.verdict,
+            Verdict::TestFailure,
+            "{}",
+            describe(&outcome)
+        );
+        let serial = &outcome.serial;
+        for expected in [
+            "fault: stranded-steal: round ",
+            "STRANDED STEALABLE WORK: 4 chunk(s) queued with every core halted",
+            "vigil: FAILED: stealable work stranded (every core halted)",
+        ] {
+            assert!(
+                serial.contains(expected),
+                "no `{expected}`\n{}",
+                describe(&outcome)
+            );
+        }
+    }
 }

@@ -16,7 +16,7 @@ use qemu_tests::kernel;
 use xtask::run_class::RunClass;
 use xtask::stress_runner::{StressConfig, StressRun, run_stress};
 use xtask::stuck_cores::HALTED_WITH_WORK;
-use xtask::{IpiFault, WakePolicy, Watchdog};
+use xtask::{IpiFault, Pool, WakePolicy, Watchdog};
 
 /// Boots per campaign.
 const MAX_BOOTS: u32 = 6;
@@ -43,6 +43,9 @@ fn campaign(policy: WakePolicy, watchdog: Watchdog, stop_at_first_failure: bool)
         timeout_s: 900,
         jobs: 1,
         stop_at_first_failure,
+        // The pinned pool: every round wakes every core, the racy flag's
+        // loss needs those wakes.
+        pool: Some(Pool::Pinned),
         ..StressConfig::new(vec![SMP], MAX_BOOTS, policy)
     };
     run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
@@ -66,6 +69,7 @@ fn small_campaign(fault: Option<IpiFault>, watchdog: Watchdog, ipi_oracle: bool)
         stall_s: FAULT_STALL_S,
         timeout_s: 300,
         jobs: 1,
+        pool: Some(Pool::Pinned),
         ..StressConfig::new(vec![FAULT_SMP], FAULT_BOOTS, WakePolicy::StateMachine)
     };
     run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
@@ -252,4 +256,28 @@ fn state_machine_survives_the_same_stress() {
         assert!(run.checksum_checks.iter().all(|check| check.matches()));
         assert_eq!(run.lost_wakeups.count(), 0);
     }
+}
+
+/// The stealing pool under chaos: no lost wakeup, no stuck core, no
+/// stranded chunk, in every boot (search wakes and the round's join wake
+/// go through the same protocol).
+#[test]
+fn state_machine_with_the_stealing_pool_survives_chaos() {
+    let config = StressConfig {
+        chaos: true,
+        watchdog: Watchdog::Ms(20),
+        iterations: Some(ITERATIONS),
+        base_seed: BASE_SEED,
+        stall_s: STALL_S,
+        timeout_s: 900,
+        jobs: 1,
+        pool: Some(Pool::Steal),
+        ..StressConfig::new(vec![SMP], 3, WakePolicy::StateMachine)
+    };
+    let runs = run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"));
+    assert!(
+        runs.iter().all(|run| run.class == RunClass::Passed),
+        "{}",
+        summary(&runs)
+    );
 }

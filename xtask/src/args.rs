@@ -128,6 +128,33 @@ impl fmt::Display for IpiFault {
     }
 }
 
+/// How a fork-join round hands out its work (`pool=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pool {
+    /// One job per core, each worker pinned to its core.
+    Pinned,
+    /// Stealable chunks run by whichever cores are awake (the kernel's
+    /// default).
+    Steal,
+}
+
+impl Pool {
+    /// The kernel's name for it.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Self::Pinned => "pinned",
+            Self::Steal => "steal",
+        }
+    }
+}
+
+impl fmt::Display for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kernel_name())
+    }
+}
+
 /// The in-guest watchdog setting (`watchdog=off|MS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

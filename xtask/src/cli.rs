@@ -122,6 +122,9 @@ pub struct StressArgs {
     /// fail a boot whose own count differs (xAPIC mode).
     #[arg(long)]
     pub ipi_oracle: bool,
+    /// Fork-join pool (`pool=`; kernel default `steal`).
+    #[arg(long, value_enum)]
+    pub pool: Option<args::Pool>,
     /// Laplace grid side (4..=4096; kernel default 64).
     #[arg(long, value_name = "N", value_parser = args::parse_grid_size)]
     pub size: Option<u32>,

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{IpiFault, WakePolicy, Watchdog};
+use crate::args::{IpiFault, Pool, WakePolicy, Watchdog};
 
 /// `workload=` values xtask drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -57,6 +57,8 @@ pub struct KernelParams {
     pub idle_ms: Option<u32>,
     /// `fault=` (an IPI fault).
     pub fault: Option<IpiFault>,
+    /// `pool=`.
+    pub pool: Option<Pool>,
 }
 
 impl KernelParams {
@@ -90,6 +92,9 @@ impl KernelParams {
         if let Some(idle_ms) = self.idle_ms {
             params.push(format!("idle_ms={idle_ms}"));
         }
+        if let Some(pool) = self.pool {
+            params.push(format!("pool={pool}"));
+        }
         params
     }
 }
@@ -110,10 +115,11 @@ mod tests {
             iterations: Some(300),
             idle_ms: None,
             fault: Some(IpiFault::DroppedIpi),
+            pool: Some(Pool::Pinned),
         };
         assert_eq!(
             params.to_params().join(" "),
-            "workload=laplace policy=racy-flag seed=7 chaos=on watchdog=off fault=dropped-ipi size=64 iterations=300"
+            "workload=laplace policy=racy-flag seed=7 chaos=on watchdog=off fault=dropped-ipi size=64 iterations=300 pool=pinned"
         );
         assert!(KernelParams::default().to_params().is_empty());
         let idle = KernelParams {

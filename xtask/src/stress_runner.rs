@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::args::{self, Feature, IpiFault, WakePolicy, Watchdog};
+use crate::args::{self, Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::error::{Result, XtaskError};
 use crate::ipi_oracle::IpiOracleCheck;
 use crate::job_pool::run_jobs;
@@ -47,6 +47,8 @@ pub struct StressConfig {
     pub fault: Option<IpiFault>,
     /// Compare every boot's wake-IPI count with QEMU's trace (the oracle).
     pub ipi_oracle: bool,
+    /// `pool=` (kernel default when `None`).
+    pub pool: Option<Pool>,
     /// `size=` (kernel default when `None`).
     pub size: Option<u32>,
     /// `iterations=` (kernel default when `None`).
@@ -79,6 +81,7 @@ impl StressConfig {
             ipi_oracle: false,
             size: None,
             iterations: None,
+            pool: None,
             base_seed: 1,
             stall_s: DEFAULT_STALL_S,
             timeout_s: DEFAULT_RUN_TIMEOUT_S,
@@ -159,6 +162,7 @@ impl StressConfig {
                     iterations: self.iterations,
                     idle_ms: None,
                     fault: self.fault,
+                    pool: self.pool,
                 }
                 .to_params();
                 planned.push(PlannedRun {

@@ -54,7 +54,12 @@ static STRAND: AtomicBool = AtomicBool::new(false);
 
 /// Fault injection: one round of the next pool, from [`STRANDED_ROUND`] on,
 /// in which every other core is registered idle when it is published,
-/// drops its search wake and the caller does not help (set once, at boot).
+/// drops its search wake, its caller does not help and the caller's core
+/// skips its next look at the pool before it halts (set once, at boot).
+/// Each part alone strands nothing: the dropped wake is covered by the
+/// caller, the caller by its core's idle loop. Together they are a
+/// publisher that hands work off and halts without looking, as an
+/// interrupt handler publishing work would.
 pub fn strand_one_round() {
     STRAND.store(true, Ordering::Relaxed);
 }
@@ -62,6 +67,23 @@ pub fn strand_one_round() {
 /// Whether `fault=stranded-steal` was asked for and never fired.
 pub fn strand_unfired() -> bool {
     STRAND.load(Ordering::Relaxed)
+}
+
+/// `fault=stranded-steal`: waits (at most a second) until every core
+/// but the caller's is registered idle, so that the faulty round strands
+/// its chunks whatever the timing (the cores have nothing else to do
+/// between rounds).
+fn wait_for_other_cores_idle() {
+    let deadline = crate::arch::tsc::now() + crate::arch::tsc::us_to_ticks(1_000_000);
+    let others = cores::count() - 1;
+    while crate::arch::tsc::now() < deadline {
+        // The caller's core may be registered too (it stays so while it
+        // runs pinned work): `others` registered cores are enough.
+        if stealable::pool().snapshot().idle >= others {
+            return;
+        }
+        core::hint::spin_loop();
+    }
 }
 
 /// The pool: `chunks` chunks per round.
@@ -103,17 +125,21 @@ impl StealJoin {
         // publication saw (a later wake is the same as a slow waker).
         let chosen = Cell::new(None);
         let me = crate::arch::percpu::current_index();
+        if number >= STRANDED_ROUND && STRAND.load(Ordering::Relaxed) {
+            wait_for_other_cores_idle();
+        }
         let published = stealable::pool().publish(me, chunks, |core| chosen.set(Some(core)));
         let strand = number >= STRANDED_ROUND
             && chosen.get().is_some()
-            && published.idle_left + 2 == cores::count()
+            && published.others_idle + 1 == cores::count()
             && STRAND.load(Ordering::Relaxed)
             && STRAND.swap(false, Ordering::Relaxed);
         if strand {
             crate::println!(
-                "fault: stranded-steal: round {number}: the search wake to core {} dropped, the caller does not help",
+                "fault: stranded-steal: round {number}: the search wake to core {} dropped, the caller does not help and its core skips its next look at the pool",
                 chosen.get().unwrap_or(0)
             );
+            stealable::skip_next_look(me);
         } else {
             if let Some(core) = chosen.get() {
                 stealable::search_wake(core);

@@ -16,7 +16,7 @@ use crate::arch::percpu;
 use crate::exit::{ExitCode, exit};
 use crate::println;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use spin::{Mutex, Once};
 use vigil_wake::{Searcher, State, StealSnapshot, Stealable, StrandWatch};
 
@@ -88,10 +88,31 @@ pub fn search_wake(target: usize) {
     );
 }
 
+/// `fault=stranded-steal`: the core that must skip its next look at the
+/// pool (`usize::MAX`: none).
+static SKIP_LOOK: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Fault injection: core `core` skips its next look at the pool.
+pub fn skip_next_look(core: usize) {
+    SKIP_LOOK.store(core, Ordering::Relaxed);
+}
+
 /// The idle loop of a core with nothing pinned to run: the next chunk, if
 /// any (`None`: the core is registered idle and goes to the halt path).
 pub fn take(searcher: &mut Searcher) -> Option<Chunk> {
     if !enabled() {
+        return None;
+    }
+    if SKIP_LOOK.load(Ordering::Relaxed) == searcher.core()
+        && SKIP_LOOK
+            .compare_exchange(
+                searcher.core(),
+                usize::MAX,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    {
         return None;
     }
     let chunk = pool().take(searcher, search_wake)?;

@@ -152,8 +152,9 @@ pub struct Published {
     pub items: usize,
     /// The core chosen to search (its `wake` was called), if any.
     pub woke: Option<usize>,
-    /// Cores left registered idle after the choice.
-    pub idle_left: usize,
+    /// Cores other than the publisher registered idle when it published
+    /// (before the choice).
+    pub others_idle: usize,
 }
 
 /// Work any core may run: one shared queue, its idle cores and its searcher.
@@ -200,6 +201,7 @@ impl<T> Stealable<T> {
         wake: impl FnOnce(usize),
     ) -> Published {
         let mut shared = self.shared.lock();
+        let others_idle = shared.idle.len() - usize::from(shared.idle.contains(me));
         let before = shared.queue.len();
         shared.queue.extend(items);
         let added = shared.queue.len() - before;
@@ -208,13 +210,12 @@ impl<T> Stealable<T> {
         } else {
             None
         };
-        let idle_left = shared.idle.len();
         self.mirror.published.fetch_add(added as u64, OBSERVED);
         self.unlock(shared, woke, wake);
         Published {
             items: added,
             woke,
-            idle_left,
+            others_idle,
         }
     }
 

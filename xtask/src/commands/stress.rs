@@ -37,6 +37,7 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
         watchdog: args.watchdog_ms.unwrap_or(defaults.watchdog),
         fault: args.fault,
         ipi_oracle: args.ipi_oracle,
+        pool: args.pool,
         size: args.size,
         iterations: args.iterations,
         base_seed: args.seed.unwrap_or_else(seed_from_time),
