@@ -97,16 +97,16 @@ impl WakerHooks for KernelWakerHooks<'_> {
     }
 }
 
-/// Waker-side hooks of a search wake: core `me` tells core `target` to
-/// search the stealable pool.
+/// Waker-side hooks of a search wake: a core tells core `target` to search
+/// the stealable pool.
 #[derive(Debug)]
 pub struct KernelSearchWakeHooks {
     target: usize,
 }
 
 impl KernelSearchWakeHooks {
-    /// The hooks of core `me`'s search wake of core `target`.
-    pub fn new(_me: usize, target: usize) -> Self {
+    /// The hooks of a search wake of core `target`.
+    pub fn new(target: usize) -> Self {
         Self { target }
     }
 }

@@ -78,7 +78,7 @@ pub fn pool() -> &'static Stealable<Chunk> {
 pub fn search_wake(target: usize) {
     let me = percpu::current_index();
     crate::chaos::delay(crate::chaos::Point::BeforeSearchWake);
-    let hooks = KernelSearchWakeHooks::new(me, target);
+    let hooks = KernelSearchWakeHooks::new(target);
     let _outcome = vigil_wake::wake_core(
         core_sched::wakes(),
         target,

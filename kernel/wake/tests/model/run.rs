@@ -92,18 +92,28 @@ pub struct Explored {
 /// Runs loom over every execution of `scenario` (within its preemption
 /// bound, or `VIGIL_LOOM_BOUND` if that is set and higher); panics with
 /// the first failed check.
-pub fn check(mut scenario: Scenario) -> Explored {
-    trace::configure();
-    if let Some(bound) = std::env::var("VIGIL_LOOM_BOUND")
-        .ok()
-        .and_then(|b| b.parse::<usize>().ok())
-    {
-        scenario.preemption_bound = scenario.preemption_bound.max(bound);
-    }
+pub fn check(scenario: Scenario) -> Explored {
     assert!(
         scenario.timer_fires == 0 || scenario.detector,
         "the scan tick needs the detector"
     );
+    explore(scenario.preemption_bound, None, move || run_once(scenario))
+}
+
+/// Runs loom over every execution of `body` within `preemption_bound` (or
+/// `VIGIL_LOOM_BOUND` if that is set and higher), with loom's branch limit
+/// raised to `max_branches` if given; panics with the first failed check.
+/// Shared by the protocol and the stealable-work models.
+pub fn explore(
+    preemption_bound: usize,
+    max_branches: Option<usize>,
+    body: impl Fn() + Send + Sync + 'static,
+) -> Explored {
+    trace::configure();
+    let preemption_bound = std::env::var("VIGIL_LOOM_BOUND")
+        .ok()
+        .and_then(|b| b.parse::<usize>().ok())
+        .map_or(preemption_bound, |bound| preemption_bound.max(bound));
     if std::env::var_os("VIGIL_LOOM_TRACE").is_some() {
         // A failure loom raises itself (a deadlock, too many branches)
         // prints the execution's trace too. Once per test binary: a hook
@@ -122,15 +132,18 @@ pub fn check(mut scenario: Scenario) -> Explored {
     let executions = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&executions);
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(scenario.preemption_bound);
+    builder.preemption_bound = Some(preemption_bound);
+    if let Some(max_branches) = max_branches {
+        builder.max_branches = max_branches;
+    }
     builder.check(move || {
         counter.fetch_add(1, SeqCst);
         trace::clear();
-        run_once(scenario);
+        body();
     });
     Explored {
         executions: executions.load(SeqCst),
-        preemption_bound: scenario.preemption_bound,
+        preemption_bound,
         elapsed: start.elapsed(),
     }
 }

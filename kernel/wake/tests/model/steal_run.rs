@@ -26,7 +26,6 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::Mutex as StdMutex;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::time::Instant;
 
 use loom::thread;
 use vigil_wake::{
@@ -35,8 +34,8 @@ use vigil_wake::{
 };
 
 use super::machine::{Machine, ModelPlatform};
-use super::run::Explored;
-use super::trace::{self, dump_trace, trace};
+use super::run::{Explored, explore};
+use super::trace::{dump_trace, trace};
 
 /// The message of more than one core chosen to search at once (or more
 /// search wakes than items).
@@ -79,46 +78,13 @@ pub enum Publisher {
 }
 
 /// Runs loom over every execution of `scenario`.
-pub fn check_steal(mut scenario: StealScenario) -> Explored {
-    trace::configure();
-    if let Some(bound) = std::env::var("VIGIL_LOOM_BOUND")
-        .ok()
-        .and_then(|b| b.parse::<usize>().ok())
-    {
-        scenario.preemption_bound = scenario.preemption_bound.max(bound);
-    }
-    if std::env::var_os("VIGIL_LOOM_TRACE").is_some() {
-        static HOOK: std::sync::Once = std::sync::Once::new();
-        HOOK.call_once(|| {
-            let default = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                dump_trace();
-                default(info);
-            }));
-        });
-    }
-    let start = Instant::now();
-    let executions = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&executions);
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(scenario.preemption_bound);
-    // Several cores wait in their halts at once here, each a yield loop
-    // (the machine's halt): an execution is longer than loom's default
-    // branch limit allows, though every loop in it is bounded.
-    builder.max_branches = std::env::var("VIGIL_LOOM_BRANCHES")
-        .ok()
-        .and_then(|b| b.parse().ok())
-        .unwrap_or(100_000);
-    builder.check(move || {
-        counter.fetch_add(1, SeqCst);
-        trace::clear();
+pub fn check_steal(scenario: StealScenario) -> Explored {
+    // Longer executions than the protocol models' (several cores, each
+    // halting and waking more than once): more than loom's default branch
+    // limit, though every loop in them is bounded.
+    explore(scenario.preemption_bound, Some(100_000), move || {
         run_once(scenario);
-    });
-    Explored {
-        executions: executions.load(SeqCst),
-        preemption_bound: scenario.preemption_bound,
-        elapsed: start.elapsed(),
-    }
+    })
 }
 
 struct World {
