@@ -346,8 +346,12 @@ STEAL_MUTATIONS = [
     (
         "steal-publish-wakes-nobody",
         "src/steal.rs",
-        "let woke = if added > 0 { choose_searcher(&mut shared) } else { None };",
-        "let woke = None; // MUTANT",
+        """        let woke = if added > 0 {
+            choose_searcher(&mut shared, me)
+        } else {
+            None
+        };""",
+        "        let woke = None; // MUTANT",
         None,
     ),
     (

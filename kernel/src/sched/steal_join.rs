@@ -75,11 +75,14 @@ pub fn strand_unfired() -> bool {
 /// between rounds).
 fn wait_for_other_cores_idle() {
     let deadline = crate::arch::tsc::now() + crate::arch::tsc::us_to_ticks(1_000_000);
+    let me = crate::arch::percpu::current_index();
     let others = cores::count() - 1;
     while crate::arch::tsc::now() < deadline {
-        // The caller's core may be registered too (it stays so while it
-        // runs pinned work): `others` registered cores are enough.
-        if stealable::pool().snapshot().idle >= others {
+        // The caller's own core may be registered too (it stays so while
+        // it runs pinned work), so the idle count alone is not enough: it
+        // let a round be published with one core still finishing the last
+        // round's chunk, and the fault never fired.
+        if stealable::pool().others_idle(me) >= others {
             return;
         }
         core::hint::spin_loop();

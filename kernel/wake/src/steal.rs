@@ -201,7 +201,7 @@ impl<T> Stealable<T> {
         wake: impl FnOnce(usize),
     ) -> Published {
         let mut shared = self.shared.lock();
-        let others_idle = shared.idle.len() - usize::from(shared.idle.contains(me));
+        let others_idle = others_idle(&shared, me);
         let before = shared.queue.len();
         shared.queue.extend(items);
         let added = shared.queue.len() - before;
@@ -308,6 +308,15 @@ impl<T> Stealable<T> {
         self.unlock(shared, next, wake);
     }
 
+    /// How many cores other than `me` are registered idle now (under the
+    /// lock: exact at the moment it is read).
+    pub fn others_idle(&self, me: usize) -> usize {
+        let shared = self.shared.lock();
+        let others = others_idle(&shared, me);
+        self.unlock(shared, None, |_| {});
+        others
+    }
+
     /// The pool's counts now.
     pub fn snapshot(&self) -> StealSnapshot {
         let m = &self.mirror;
@@ -360,6 +369,11 @@ fn resume<T>(shared: &mut Shared<T>, searcher: &mut Searcher) {
             searcher.searching = true;
         }
     }
+}
+
+/// Cores other than `me` in the idle set.
+fn others_idle<T>(shared: &Shared<T>, me: usize) -> usize {
+    shared.idle.len() - usize::from(shared.idle.contains(me))
 }
 
 /// Chooses an idle core other than `me` as the searcher if none is
