@@ -64,10 +64,15 @@ fn quick_bench_writes_every_field() {
     );
     assert_eq!(json["config"]["smp"], serde_json::json!([1, 2]));
 
-    // 1 run of: 5 variants x 2 core counts (sync-heavy, with
-    // sm-watchdog-off) + 4 x 2 (compute-heavy) + 3 x 2 (idle).
+    assert_eq!(
+        json["config"]["variants"],
+        serde_json::json!(["sm-steal", "sm-pinned", "always-ipi", "idle-poll", "floor"])
+    );
+
+    // 1 run of: the 5 quick variants x 2 core counts, sync-heavy and
+    // compute-heavy, + 3 x 2 (idle: no pinned pool, no floor).
     let runs = json["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 24, "{}", json["runs"]);
+    assert_eq!(runs.len(), 26, "{}", json["runs"]);
     for run in runs {
         assert_fields(
             run,
@@ -89,6 +94,7 @@ fn quick_bench_writes_every_field() {
                 "totals",
                 "idle",
                 "serial",
+                "pool",
             ],
         );
         assert_eq!(run["status"], "ok", "{run}");
@@ -130,10 +136,24 @@ fn quick_bench_writes_every_field() {
             );
             let expected_policy = match variant {
                 "idle-poll" => "poll",
-                "sm-watchdog-off" => "state-machine",
-                other => other,
+                "always-ipi" | "always-ipi-steal" => "always-ipi",
+                sm if sm.starts_with("sm-") => "state-machine",
+                other => panic!("unexpected variant {other}"),
             };
             assert_eq!(run["stats"]["policy"], expected_policy, "{run}");
+            if section != "idle" {
+                // The kernel's pool line: which pool ran the rounds, and
+                // how many distinct cores ran each (at least one).
+                let expected_pool = match variant {
+                    "sm-pinned" | "sm-pinned-backoff-off" | "always-ipi" => "pinned",
+                    _ => "steal",
+                };
+                assert_eq!(run["pool"]["kind"], expected_pool, "{run}");
+                assert!(
+                    run["pool"]["cores_per_round_median"].as_u64().unwrap() >= 1,
+                    "{run}"
+                );
+            }
             for core in run["stats"]["cores"].as_array().unwrap() {
                 assert_fields(
                     core,
@@ -181,7 +201,7 @@ fn quick_bench_writes_every_field() {
     }
 
     let summary = json["summary"].as_array().unwrap();
-    assert_eq!(summary.len(), 24);
+    assert_eq!(summary.len(), 26);
     for row in summary {
         assert_fields(
             row,
@@ -204,6 +224,8 @@ fn quick_bench_writes_every_field() {
                 "ratio_to_state_machine",
                 "state_machine_over_floor",
                 "efficiency",
+                "ipis_per_iteration",
+                "cores_per_round",
             ],
         );
         assert_eq!(row["ok"], 1, "{row}");

@@ -155,6 +155,32 @@ impl fmt::Display for Pool {
     }
 }
 
+/// How long an idle core polls its inbox before it halts (`backoff=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backoff {
+    /// No poll: straight to the halt path.
+    Off,
+    /// The kernel's adaptive poll (its default).
+    Adaptive,
+}
+
+impl Backoff {
+    /// The kernel's name for it.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl fmt::Display for Backoff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kernel_name())
+    }
+}
+
 /// The in-guest watchdog setting (`watchdog=off|MS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -6,45 +6,82 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{Feature, WakePolicy, Watchdog};
+use crate::args::{Backoff, Feature, Pool, WakePolicy, Watchdog};
 use crate::kernel_build::BuildConfig;
 use crate::kernel_params::{GuestWorkload, KernelParams};
 use crate::reproduce::reproduce_command;
 
-/// A kernel configuration under comparison.
+/// A kernel configuration under comparison. Every fork-join variant names
+/// its `pool=` (and `backoff=off` where it turns the poll before a halt
+/// off) so a change of the kernel's defaults cannot change what a row
+/// measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum Variant {
-    /// Release build, `policy=state-machine`.
+    /// Release build, `policy=state-machine pool=steal`: the kernel's
+    /// defaults, spelled out; the reference of the ratios.
+    #[serde(rename = "sm-steal")]
     StateMachine,
-    /// Release build, `policy=always-ipi`.
+    /// Release build, `policy=state-machine pool=pinned`.
+    #[serde(rename = "sm-pinned")]
+    SmPinned,
+    /// Release build, `policy=state-machine pool=steal backoff=off`.
+    #[serde(rename = "sm-steal-backoff-off")]
+    SmStealBackoffOff,
+    /// Release build, `policy=state-machine pool=pinned backoff=off`.
+    #[serde(rename = "sm-pinned-backoff-off")]
+    SmPinnedBackoffOff,
+    /// Release build, `policy=always-ipi pool=pinned`.
+    #[serde(rename = "always-ipi")]
     AlwaysIpi,
-    /// Release build with `--features idle-poll` (no `policy=`).
+    /// Release build, `policy=always-ipi pool=steal`.
+    #[serde(rename = "always-ipi-steal")]
+    AlwaysIpiSteal,
+    /// Release build with `--features idle-poll` (no `policy=`), `pool=steal`.
+    #[serde(rename = "idle-poll")]
     IdlePoll,
     /// Release build, `workload=floor`: the platform's own cost of an
     /// IPI-released fork-join round (grid sections only).
+    #[serde(rename = "floor")]
     Floor,
-    /// Release build, `policy=state-machine watchdog=off`: what the default
-    /// watchdog costs (sync-heavy only).
+    /// Release build, `policy=state-machine watchdog=off pool=steal`: what
+    /// the default watchdog costs (sync-heavy only).
     #[serde(rename = "sm-watchdog-off")]
     WatchdogOff,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 9] = [
         Self::StateMachine,
+        Self::SmPinned,
+        Self::SmStealBackoffOff,
+        Self::SmPinnedBackoffOff,
         Self::AlwaysIpi,
+        Self::AlwaysIpiSteal,
         Self::IdlePoll,
         Self::Floor,
         Self::WatchdogOff,
     ];
 
+    /// What `--quick` compares: the two pools under the state machine, the
+    /// always-IPI and polling baselines, the floor.
+    pub const QUICK: [Self; 5] = [
+        Self::StateMachine,
+        Self::SmPinned,
+        Self::AlwaysIpi,
+        Self::IdlePoll,
+        Self::Floor,
+    ];
+
     /// Name in tables and JSON.
     pub fn name(self) -> &'static str {
         match self {
-            Self::StateMachine => "state-machine",
+            Self::StateMachine => "sm-steal",
+            Self::SmPinned => "sm-pinned",
+            Self::SmStealBackoffOff => "sm-steal-backoff-off",
+            Self::SmPinnedBackoffOff => "sm-pinned-backoff-off",
             Self::AlwaysIpi => "always-ipi",
+            Self::AlwaysIpiSteal => "always-ipi-steal",
             Self::IdlePoll => "idle-poll",
             Self::Floor => "floor",
             Self::WatchdogOff => "sm-watchdog-off",
@@ -64,10 +101,58 @@ impl Variant {
 
     fn policy(self) -> Option<WakePolicy> {
         match self {
-            Self::StateMachine | Self::Floor | Self::WatchdogOff => Some(WakePolicy::StateMachine),
-            Self::AlwaysIpi => Some(WakePolicy::AlwaysIpi),
+            Self::StateMachine
+            | Self::SmPinned
+            | Self::SmStealBackoffOff
+            | Self::SmPinnedBackoffOff
+            | Self::Floor
+            | Self::WatchdogOff => Some(WakePolicy::StateMachine),
+            Self::AlwaysIpi | Self::AlwaysIpiSteal => Some(WakePolicy::AlwaysIpi),
             Self::IdlePoll => None,
         }
+    }
+
+    /// `pool=` (the floor has no fork-join pool: none).
+    pub fn pool(self) -> Option<Pool> {
+        match self {
+            Self::StateMachine
+            | Self::SmStealBackoffOff
+            | Self::AlwaysIpiSteal
+            | Self::IdlePoll
+            | Self::WatchdogOff => Some(Pool::Steal),
+            Self::SmPinned | Self::SmPinnedBackoffOff | Self::AlwaysIpi => Some(Pool::Pinned),
+            Self::Floor => None,
+        }
+    }
+
+    /// `backoff=` (`None`: the kernel's default, the adaptive poll).
+    pub fn backoff(self) -> Option<Backoff> {
+        matches!(self, Self::SmStealBackoffOff | Self::SmPinnedBackoffOff).then_some(Backoff::Off)
+    }
+
+    /// Its boot parameters besides the workload's, as the report's legend
+    /// shows them.
+    pub fn describe(self) -> String {
+        let mut parts = Vec::new();
+        if self == Self::IdlePoll {
+            parts.push("--features idle-poll".to_string());
+        }
+        if self == Self::Floor {
+            parts.push("workload=floor".to_string());
+        }
+        if let Some(policy) = self.policy() {
+            parts.push(format!("policy={policy}"));
+        }
+        if self == Self::WatchdogOff {
+            parts.push("watchdog=off".to_string());
+        }
+        if let Some(pool) = self.pool() {
+            parts.push(format!("pool={pool}"));
+        }
+        if let Some(backoff) = self.backoff() {
+            parts.push(format!("backoff={backoff}"));
+        }
+        parts.join(" ")
     }
 }
 
@@ -103,17 +188,29 @@ impl Section {
         }
     }
 
-    /// The variants this section compares (the floor is a grid workload).
+    /// The variants this section compares: every variant on the
+    /// sync-heavy grid; the same but the watchdog's on the compute-heavy
+    /// one; and where idling differs (the pool only matters to fork-join
+    /// rounds, the poll before a halt does matter) on the idle one.
     pub fn variants(self) -> &'static [Variant] {
         match self {
             Self::SyncHeavy => &Variant::ALL,
             Self::ComputeHeavy => &[
                 Variant::StateMachine,
+                Variant::SmPinned,
+                Variant::SmStealBackoffOff,
+                Variant::SmPinnedBackoffOff,
                 Variant::AlwaysIpi,
+                Variant::AlwaysIpiSteal,
                 Variant::IdlePoll,
                 Variant::Floor,
             ],
-            Self::Idle => &[Variant::StateMachine, Variant::AlwaysIpi, Variant::IdlePoll],
+            Self::Idle => &[
+                Variant::StateMachine,
+                Variant::SmStealBackoffOff,
+                Variant::AlwaysIpi,
+                Variant::IdlePoll,
+            ],
         }
     }
 }
@@ -140,6 +237,9 @@ pub struct BenchConfig {
     pub smp: Vec<u32>,
     /// The sections to run, in [`Section::ALL`] order.
     pub sections: Vec<Section>,
+    /// The variants to run, in [`Variant::ALL`] order (each section runs
+    /// those of its own [`Section::variants`] that are listed here).
+    pub variants: Vec<Variant>,
     /// Boots per configuration.
     pub runs: u32,
     /// Sync-heavy grid.
@@ -179,6 +279,7 @@ impl BenchConfig {
         Self {
             smp,
             sections: Section::ALL.to_vec(),
+            variants: Variant::ALL.to_vec(),
             runs,
             sync_grid: SYNC_GRID,
             compute_grid: COMPUTE_GRID,
@@ -188,11 +289,13 @@ impl BenchConfig {
         }
     }
 
-    /// `--quick`: 1 run at 1 and 2 cores, tiny grids, a short idle.
+    /// `--quick`: 1 run at 1 and 2 cores of the [`Variant::QUICK`]
+    /// variants, tiny grids, a short idle.
     pub fn quick() -> Self {
         Self {
             smp: vec![1, 2],
             sections: Section::ALL.to_vec(),
+            variants: Variant::QUICK.to_vec(),
             runs: 1,
             sync_grid: Grid {
                 size: 16,
@@ -215,13 +318,36 @@ impl BenchConfig {
             if !self.sections.contains(&section) {
                 continue;
             }
-            for &variant in section.variants() {
+            for variant in self.section_variants(section) {
                 for &smp in &self.smp {
                     configurations.push(self.configuration(section, variant, smp));
                 }
             }
         }
         configurations
+    }
+
+    /// The variants `section` runs in this benchmark, in table order.
+    pub fn section_variants(&self, section: Section) -> Vec<Variant> {
+        section
+            .variants()
+            .iter()
+            .copied()
+            .filter(|variant| self.variants.contains(variant))
+            .collect()
+    }
+
+    /// The variants the benchmark boots in any of its sections, in
+    /// [`Variant::ALL`] order.
+    pub fn booted_variants(&self) -> Vec<Variant> {
+        Variant::ALL
+            .into_iter()
+            .filter(|variant| {
+                self.sections
+                    .iter()
+                    .any(|&section| self.section_variants(section).contains(variant))
+            })
+            .collect()
     }
 
     fn configuration(&self, section: Section, variant: Variant, smp: u32) -> Configuration {
@@ -242,6 +368,8 @@ impl BenchConfig {
             iterations: grid.map(|grid| grid.iterations),
             idle_ms: (section == Section::Idle).then_some(self.idle_ms),
             watchdog: (variant == Variant::WatchdogOff).then_some(Watchdog::Off),
+            pool: variant.pool(),
+            backoff: variant.backoff(),
             ..KernelParams::default()
         }
         .to_params();
@@ -295,12 +423,23 @@ mod tests {
     fn every_section_variant_and_core_count() {
         let config = BenchConfig::standard(vec![1, 2, 4], 5);
         let configurations = config.configurations();
-        assert_eq!(configurations.len(), (5 + 4 + 3) * 3);
+        assert_eq!(configurations.len(), (9 + 8 + 4) * 3);
         assert!(
             configurations
                 .iter()
                 .all(|c| !(c.section == Section::Idle && c.variant == Variant::Floor))
         );
+        assert_eq!(config.booted_variants(), Variant::ALL.to_vec());
+    }
+
+    #[test]
+    fn names_are_the_json_names() {
+        for variant in Variant::ALL {
+            assert_eq!(
+                serde_json::to_value(variant).unwrap(),
+                serde_json::Value::from(variant.name())
+            );
+        }
     }
 
     #[test]
@@ -313,31 +452,87 @@ mod tests {
                 .find(|c| c.section == section && c.variant == variant)
                 .unwrap()
         };
+        let sync = |variant| find(Section::SyncHeavy, variant).params.join(" ");
         assert_eq!(
-            find(Section::SyncHeavy, Variant::AlwaysIpi)
-                .params
-                .join(" "),
-            "workload=laplace policy=always-ipi seed=1 size=64 iterations=1000"
+            sync(Variant::StateMachine),
+            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=steal"
+        );
+        assert_eq!(
+            sync(Variant::SmPinned),
+            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=pinned"
+        );
+        assert_eq!(
+            sync(Variant::SmStealBackoffOff),
+            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=steal backoff=off"
+        );
+        assert_eq!(
+            sync(Variant::SmPinnedBackoffOff),
+            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=pinned backoff=off"
+        );
+        assert_eq!(
+            sync(Variant::AlwaysIpi),
+            "workload=laplace policy=always-ipi seed=1 size=64 iterations=1000 pool=pinned"
+        );
+        assert_eq!(
+            sync(Variant::AlwaysIpiSteal),
+            "workload=laplace policy=always-ipi seed=1 size=64 iterations=1000 pool=steal"
+        );
+        assert_eq!(
+            sync(Variant::WatchdogOff),
+            "workload=laplace policy=state-machine seed=1 watchdog=off size=64 iterations=1000 pool=steal"
         );
         let poll = find(Section::ComputeHeavy, Variant::IdlePoll);
         assert_eq!(
             poll.params.join(" "),
-            "workload=laplace seed=1 size=512 iterations=200"
+            "workload=laplace seed=1 size=512 iterations=200 pool=steal"
         );
         assert_eq!(
             poll.reproduce,
-            "cargo xtask run --smp 4 --release --features idle-poll --timeout-s 20 workload=laplace seed=1 size=512 iterations=200"
+            "cargo xtask run --smp 4 --release --features idle-poll --timeout-s 20 workload=laplace seed=1 size=512 iterations=200 pool=steal"
         );
         assert_eq!(
-            find(Section::SyncHeavy, Variant::Floor).params.join(" "),
+            sync(Variant::Floor),
             "workload=floor policy=state-machine seed=1 size=64 iterations=1000"
         );
         let idle = find(Section::Idle, Variant::StateMachine);
         assert_eq!(
             idle.params.join(" "),
-            "workload=idle policy=state-machine seed=1 idle_ms=3000"
+            "workload=idle policy=state-machine seed=1 idle_ms=3000 pool=steal"
         );
         assert_eq!(idle.timeout_s, 63);
+        assert_eq!(
+            Variant::SmPinnedBackoffOff.describe(),
+            "policy=state-machine pool=pinned backoff=off"
+        );
+        assert_eq!(
+            Variant::IdlePoll.describe(),
+            "--features idle-poll pool=steal"
+        );
+        assert_eq!(
+            Variant::Floor.describe(),
+            "workload=floor policy=state-machine"
+        );
+    }
+
+    #[test]
+    fn every_state_machine_pool_and_backoff_variant_runs_both_grids() {
+        for section in [Section::SyncHeavy, Section::ComputeHeavy] {
+            for variant in [
+                Variant::StateMachine,
+                Variant::SmPinned,
+                Variant::SmStealBackoffOff,
+                Variant::SmPinnedBackoffOff,
+                Variant::AlwaysIpi,
+                Variant::AlwaysIpiSteal,
+            ] {
+                assert!(section.variants().contains(&variant), "{section} {variant}");
+            }
+        }
+        assert!(
+            !Section::ComputeHeavy
+                .variants()
+                .contains(&Variant::WatchdogOff)
+        );
     }
 
     #[test]
@@ -357,5 +552,13 @@ mod tests {
         assert_eq!(quick.smp, vec![1, 2]);
         assert_eq!(quick.runs, 1);
         assert!(quick.idle_ms < 1000);
+        assert_eq!(quick.booted_variants(), Variant::QUICK.to_vec());
+        // 5 sync-heavy + 5 compute-heavy + 3 idle (sm-steal, always-ipi,
+        // idle-poll), at 2 core counts.
+        assert_eq!(quick.configurations().len(), (5 + 5 + 3) * 2);
+        assert_eq!(
+            quick.section_variants(Section::Idle),
+            vec![Variant::StateMachine, Variant::AlwaysIpi, Variant::IdlePoll]
+        );
     }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::bench_plan::{BenchConfig, Section, Variant};
 use crate::bench_runner::{BenchRun, BootStatus};
 use crate::percentiles::Spread;
+use crate::pool_line::PoolLine;
 
 /// Wake-latency kinds reported, in order.
 pub const LATENCY_KINDS: [&str; 4] = ["local", "running", "halting", "halted"];
@@ -47,6 +48,12 @@ pub struct ConfigSummary {
     pub time_ms: Option<Spread>,
     /// Wake IPIs sent per core.
     pub ipis_per_core: Option<Spread>,
+    /// Wake IPIs sent (all cores) per iteration of the grid.
+    pub ipis_per_iteration: Option<Spread>,
+    /// Each boot's `cores_per_round_median` of its `pool:` line: distinct
+    /// cores that ran a fork-join round's work (boots without the line
+    /// count for nothing).
+    pub cores_per_round: Option<Spread>,
     /// Wakeups from a halt per core.
     pub wakeups_per_core: Option<Spread>,
     /// Wakeups with nothing to do per core.
@@ -98,6 +105,13 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 timeout_s: configuration.timeout_s,
                 time_ms: Spread::of(ok.iter().filter_map(|run| run.guest_ms())),
                 ipis_per_core: per_core(|totals| totals.ipis_sent),
+                ipis_per_iteration: Spread::of(
+                    ok.iter().filter_map(|run| run.ipis_per_iteration()),
+                ),
+                cores_per_round: Spread::of(
+                    ok.iter()
+                        .filter_map(|run| Some(run.pool()?.cores_per_round_median as f64)),
+                ),
                 wakeups_per_core: per_core(|totals| totals.wakeups),
                 spurious_per_core: per_core(|totals| totals.spurious_wakeups),
                 needless_ipi_share: Spread::of(
@@ -222,9 +236,219 @@ fn percent(spread: Option<Spread>) -> String {
     )
 }
 
-/// The terminal report: one block per measure.
+/// The median of a spread with `digits` decimals, or `-`.
+fn median(spread: Option<Spread>, digits: usize) -> String {
+    spread.map_or_else(
+        || "-".to_string(),
+        |spread| format!("{:.digits$}", spread.median),
+    )
+}
+
+/// Appends a table: the `left` columns left-aligned, the others
+/// right-aligned, each as wide as its widest cell; with `group`, a blank
+/// line wherever the first column changes.
+fn write_table(
+    out: &mut String,
+    headers: &[&str],
+    left: &[usize],
+    group: bool,
+    rows: &[Vec<String>],
+) {
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].chars().count())
+                .chain([headers[column].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let text: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(column, (cell, &width))| {
+                if left.contains(&column) {
+                    format!("{cell:<width$}")
+                } else {
+                    format!("{cell:>width$}")
+                }
+            })
+            .collect();
+        format!("  {}", text.join("  ").trim_end())
+    };
+    let _ = writeln!(out, "{}", line(headers.to_vec()));
+    for (index, row) in rows.iter().enumerate() {
+        if group && index > 0 && rows[index - 1][0] != row[0] {
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(out, "{}", line(row.iter().map(String::as_str).collect()));
+    }
+}
+
+/// The configurations of `section` that the benchmark ran, as rows: by core
+/// count, then variant, so that the variants at one core count sit
+/// together.
+fn rows_of<'a>(
+    config: &BenchConfig,
+    summaries: &'a [ConfigSummary],
+    section: Section,
+    variants: &[Variant],
+) -> Vec<&'a ConfigSummary> {
+    config
+        .smp
+        .iter()
+        .flat_map(|&smp| {
+            variants
+                .iter()
+                .filter_map(move |&variant| find(summaries, section, variant, smp))
+        })
+        .collect()
+}
+
+/// The legend: each variant's boot parameters besides the workload's.
+fn render_variants(out: &mut String, config: &BenchConfig) {
+    let _ = writeln!(
+        out,
+        "\nvariants (release kernels; boot parameters besides the workload's and seed=):"
+    );
+    let rows: Vec<Vec<String>> = config
+        .booted_variants()
+        .into_iter()
+        .map(|variant| vec![variant.name().to_string(), variant.describe()])
+        .collect();
+    write_table(out, &["variant", "parameters"], &[0, 1], false, &rows);
+}
+
+/// The main table of a grid section: per configuration its guest time and
+/// what it cost in cores and IPIs.
+fn render_grid_table(
+    out: &mut String,
+    config: &BenchConfig,
+    summaries: &[ConfigSummary],
+    section: Section,
+) {
+    let compute = section == Section::ComputeHeavy;
+    let mut headers = vec![
+        "smp",
+        "variant",
+        "guest ms",
+        "/sm-steal",
+        "cores/round",
+        "IPIs/iter",
+        "IPIs/wakeups/spurious per core",
+        "needless",
+    ];
+    if compute {
+        headers.push("efficiency");
+    }
+    let rows: Vec<Vec<String>> = rows_of(
+        config,
+        summaries,
+        section,
+        &config.section_variants(section),
+    )
+    .into_iter()
+    .map(|summary| {
+        let floor = summary.variant == Variant::Floor;
+        let per_core = if floor {
+            "n/a".to_string()
+        } else if summary.ipis_per_core.is_none() {
+            "-".to_string()
+        } else {
+            format!(
+                "{}/{}/{}",
+                median(summary.ipis_per_core, 0),
+                median(summary.wakeups_per_core, 0),
+                median(summary.spurious_per_core, 0),
+            )
+        };
+        let mut row = vec![
+            summary.smp.to_string(),
+            summary.variant.name().to_string(),
+            cell(Some(summary), |s| s.time_ms, 1),
+            ratio(summary.ratio_to_state_machine),
+            median(summary.cores_per_round, 1),
+            if floor {
+                "n/a".to_string()
+            } else {
+                median(summary.ipis_per_iteration, 2)
+            },
+            per_core,
+            if floor {
+                "n/a".to_string()
+            } else {
+                percent(summary.needless_ipi_share)
+            },
+        ];
+        if compute {
+            row.push(ratio(summary.efficiency));
+        }
+        row
+    })
+    .collect();
+    write_table(out, &headers, &[1], true, &rows);
+}
+
+/// The ratios that are not a row's own: the state machine over the floor,
+/// and the watchdog's cost.
+fn render_ratios(
+    out: &mut String,
+    config: &BenchConfig,
+    summaries: &[ConfigSummary],
+    section: Section,
+) {
+    let variants = config.section_variants(section);
+    let floor = variants.contains(&Variant::Floor);
+    let watchdog = variants.contains(&Variant::WatchdogOff);
+    if !floor && !watchdog || !variants.contains(&Variant::StateMachine) {
+        return;
+    }
+    let mut headers = vec!["smp"];
+    if floor {
+        headers.push("sm-steal/floor");
+    }
+    if watchdog {
+        headers.push("watchdog cost: sm-steal/sm-watchdog-off");
+    }
+    let rows: Vec<Vec<String>> = config
+        .smp
+        .iter()
+        .map(|&smp| {
+            let get = |variant| find(summaries, section, variant, smp);
+            let mut row = vec![smp.to_string()];
+            if floor {
+                row.push(ratio(
+                    get(Variant::StateMachine).and_then(|s| s.state_machine_over_floor),
+                ));
+            }
+            if watchdog {
+                row.push(ratio(
+                    get(Variant::WatchdogOff)
+                        .and_then(|s| s.ratio_to_state_machine)
+                        .map(|off_over_sm| 1.0 / off_over_sm),
+                ));
+            }
+            row
+        })
+        .collect();
+    let _ = writeln!(out, "  ratios of medians:");
+    write_table(out, &headers, &[], false, &rows);
+}
+
+/// What the columns of the grid tables are.
+const GRID_COLUMNS: &str = "grid tables: guest ms = guest time of the grid; /sm-steal = median over sm-steal's at the same cores;
+  cores/round = distinct cores that ran a fork-join round's work (the kernel's `pool:` line);
+  IPIs/iter = wake IPIs sent, all cores, per iteration; per core = IPIs sent/wakeups/spurious wakeups;
+  needless = share of wake IPIs, counted at their destination, that ended no halt with work waiting;
+  the floor's bare IPIs are outside the protocol's counters (n/a)";
+
+/// The terminal report: the variants' parameters, a main table per grid
+/// section, wake latency, idle cost.
 pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32) -> String {
     let mut out = String::new();
+    render_variants(&mut out, config);
     let grids = [
         (
             Section::SyncHeavy,
@@ -237,167 +461,93 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
             "(2) Laplace compute-heavy",
         ),
     ];
+    if grids
+        .iter()
+        .any(|(section, _, _)| config.sections.contains(section))
+    {
+        let _ = writeln!(out, "\n{GRID_COLUMNS}");
+    }
     for (section, grid, title) in grids {
         if !config.sections.contains(&section) {
             continue;
         }
         let _ = writeln!(
             out,
-            "\n{title} ({}x{}, {} iterations): guest time, ms, median [min-max] of {} run(s)",
+            "\n{title} ({}x{}, {} iterations), medians [min-max] of {} run(s)",
             grid.size, grid.size, grid.iterations, config.runs
         );
-        table_by_variant(&mut out, config, summaries, section, |summary| {
-            cell(Some(summary), |s| s.time_ms, 1)
-        });
-        let _ = writeln!(out, "  ratios of medians:");
-        let _ = writeln!(
-            out,
-            "  {:>4}  {:>16}  {:>16}  {:>16}  {:>18}{}",
-            "smp",
-            "always-ipi/sm",
-            "idle-poll/sm",
-            "sm/floor",
-            "sm/watchdog-off",
-            if section == Section::ComputeHeavy {
-                format!(
-                    "  efficiency (T1/min(cores,{host_cores}))/T: sm, always-ipi, idle-poll, floor"
-                )
-            } else {
-                String::new()
-            }
-        );
-        for &smp in &config.smp {
-            let get = |variant| find(summaries, section, variant, smp);
-            let mut line = format!(
-                "  {smp:>4}  {:>16}  {:>16}  {:>16}  {:>18}",
-                ratio(get(Variant::AlwaysIpi).and_then(|s| s.ratio_to_state_machine)),
-                ratio(get(Variant::IdlePoll).and_then(|s| s.ratio_to_state_machine)),
-                ratio(get(Variant::StateMachine).and_then(|s| s.state_machine_over_floor)),
-                // The default watchdog's cost: sm over sm without it.
-                ratio(
-                    get(Variant::WatchdogOff)
-                        .and_then(|s| s.ratio_to_state_machine)
-                        .map(|off_over_sm| 1.0 / off_over_sm)
-                ),
+        if section == Section::ComputeHeavy {
+            let _ = writeln!(
+                out,
+                "  efficiency = (T at 1 core / min(cores, {host_cores} host cores)) / T"
             );
-            if section == Section::ComputeHeavy {
-                let efficiencies: Vec<String> = section
-                    .variants()
-                    .iter()
-                    .map(|&variant| ratio(get(variant).and_then(|s| s.efficiency)))
-                    .collect();
-                let _ = write!(line, "  {}", efficiencies.join(", "));
-            }
-            let _ = writeln!(out, "{line}");
         }
-        let _ = writeln!(
-            out,
-            "  per core, medians: IPIs sent / wakeups / spurious wakeups; needless IPIs (share of wake IPIs, counted at their destination, that ended no halt with work waiting); the floor's bare IPIs are outside the protocol's counters"
-        );
-        table_by_variant(&mut out, config, summaries, section, |summary| {
-            let median = |spread: Option<Spread>| {
-                spread.map_or_else(|| "-".to_string(), |spread| format!("{:.0}", spread.median))
-            };
-            if summary.variant == Variant::Floor {
-                return "n/a".to_string();
-            }
-            if summary.ipis_per_core.is_none() {
-                return cell(Some(summary), |_| None, 0);
-            }
-            format!(
-                "{}/{}/{} {}",
-                median(summary.ipis_per_core),
-                median(summary.wakeups_per_core),
-                median(summary.spurious_per_core),
-                percent(summary.needless_ipi_share)
-            )
-        });
+        render_grid_table(&mut out, config, summaries, section);
+        render_ratios(&mut out, config, summaries, section);
     }
 
-    if !config.sections.contains(&Section::SyncHeavy) {
-        return render_idle(out, config, summaries);
+    if config.sections.contains(&Section::SyncHeavy) {
+        render_latency(&mut out, config, summaries);
     }
+    render_idle(&mut out, config, summaries);
+    out
+}
+
+/// Block (3): wake latency of the sync-heavy variants that wake cores.
+fn render_latency(out: &mut String, config: &BenchConfig, summaries: &[ConfigSummary]) {
     let _ = writeln!(
         out,
-        "\n(3) wake latency (sync-heavy), µs, medians over runs of each run's p50/p99, by the target's state when woken"
+        "\n(3) wake latency (sync-heavy), µs, p50/p99: medians over runs of each run's p50/p99, by the target's state when woken"
     );
-    for variant in [Variant::StateMachine, Variant::AlwaysIpi, Variant::IdlePoll] {
-        let _ = writeln!(out, "  {variant}:");
-        let _ = writeln!(
-            out,
-            "  {:>4}  {}",
-            "smp",
-            LATENCY_KINDS
-                .iter()
-                .map(|kind| format!("{kind:>16}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-        );
-        for &smp in &config.smp {
-            let summary = find(summaries, Section::SyncHeavy, variant, smp);
-            let cells: Vec<String> = LATENCY_KINDS
-                .iter()
-                .map(|kind| {
-                    let latency = summary.and_then(|s| s.wake_latency.get(*kind));
-                    let text = latency.map_or_else(
-                        || "-".to_string(),
-                        |l| format!("{:.0}/{:.0}", l.p50_us.median, l.p99_us.median),
-                    );
-                    format!("{text:>16}")
-                })
-                .collect();
-            let _ = writeln!(out, "  {smp:>4}  {}", cells.join("  "));
-        }
-    }
-
-    render_idle(out, config, summaries)
+    let variants: Vec<Variant> = config
+        .section_variants(Section::SyncHeavy)
+        .into_iter()
+        .filter(|&variant| variant != Variant::Floor)
+        .collect();
+    let mut headers = vec!["smp", "variant"];
+    headers.extend(LATENCY_KINDS);
+    let rows: Vec<Vec<String>> = rows_of(config, summaries, Section::SyncHeavy, &variants)
+        .into_iter()
+        .map(|summary| {
+            let mut row = vec![summary.smp.to_string(), summary.variant.name().to_string()];
+            row.extend(LATENCY_KINDS.iter().map(|kind| {
+                summary.wake_latency.get(*kind).map_or_else(
+                    || "-".to_string(),
+                    |l| format!("{:.0}/{:.0}", l.p50_us.median, l.p99_us.median),
+                )
+            }));
+            row
+        })
+        .collect();
+    write_table(out, &headers, &[1], true, &rows);
 }
 
 /// Block (4), if the idle section ran.
-fn render_idle(mut out: String, config: &BenchConfig, summaries: &[ConfigSummary]) -> String {
+fn render_idle(out: &mut String, config: &BenchConfig, summaries: &[ConfigSummary]) {
     if !config.sections.contains(&Section::Idle) {
-        return out;
+        return;
     }
     let _ = writeln!(
         out,
         "\n(4) idle cost ({} ms of guest idle): QEMU CPU time / wall time between `idle: start` and `idle: end`, host cores, median [min-max]",
         config.idle_ms
     );
-    table_by_variant(&mut out, config, summaries, Section::Idle, |summary| {
-        cell(Some(summary), |s| s.idle_host_cpu, 3)
-    });
-    out
-}
-
-fn table_by_variant(
-    out: &mut String,
-    config: &BenchConfig,
-    summaries: &[ConfigSummary],
-    section: Section,
-    text: impl Fn(&ConfigSummary) -> String,
-) {
-    let variants = section.variants();
-    let _ = writeln!(
-        out,
-        "  {:>4}  {}",
-        "smp",
-        variants
-            .iter()
-            .map(|variant| format!("{:>26}", variant.name()))
-            .collect::<Vec<_>>()
-            .join("")
-    );
-    for &smp in &config.smp {
-        let cells: Vec<String> = variants
-            .iter()
-            .map(|&variant| {
-                let text =
-                    find(summaries, section, variant, smp).map_or_else(|| "-".to_string(), &text);
-                format!("{text:>26}")
-            })
-            .collect();
-        let _ = writeln!(out, "  {smp:>4}  {}", cells.join(""));
-    }
+    let rows: Vec<Vec<String>> = rows_of(
+        config,
+        summaries,
+        Section::Idle,
+        &config.section_variants(Section::Idle),
+    )
+    .into_iter()
+    .map(|summary| {
+        vec![
+            summary.smp.to_string(),
+            summary.variant.name().to_string(),
+            cell(Some(summary), |s| s.idle_host_cpu, 3),
+        ]
+    })
+    .collect();
+    write_table(out, &["smp", "variant", "host cores"], &[1], true, &rows);
 }
 
 /// Everything a benchmark produced, as written by `--json`.
@@ -416,7 +566,29 @@ pub struct BenchJson<'a> {
     /// Per configuration.
     pub summary: &'a [ConfigSummary],
     /// Every boot, raw.
-    pub runs: &'a [BenchRun],
+    pub runs: Vec<RunJson<'a>>,
+}
+
+/// One boot in the JSON: the raw boot and its parsed `pool:` line.
+#[derive(Debug, Serialize)]
+pub struct RunJson<'a> {
+    /// The boot.
+    #[serde(flatten)]
+    pub run: &'a BenchRun,
+    /// The kernel's `pool:` line, if it printed one.
+    pub pool: Option<PoolLine>,
+}
+
+impl<'a> RunJson<'a> {
+    /// Every boot of `runs`, with its pool line.
+    pub fn all(runs: &'a [BenchRun]) -> Vec<Self> {
+        runs.iter()
+            .map(|run| Self {
+                run,
+                pool: run.pool(),
+            })
+            .collect()
+    }
 }
 
 /// How each derived number is computed (also in the JSON).
@@ -428,11 +600,11 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         ),
         (
             "ratio_to_state_machine",
-            "median time_ms / median time_ms of state-machine at the same core count",
+            "median time_ms / median time_ms of sm-steal (policy=state-machine pool=steal) at the same core count",
         ),
         (
             "state_machine_over_floor",
-            "median time_ms of state-machine / median time_ms of floor",
+            "median time_ms of sm-steal / median time_ms of floor",
         ),
         (
             "efficiency",
@@ -443,6 +615,14 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
             "sum over cores of needless_ipis / sum of wake_ipis_to, both per destination: wake IPIs (ICR writes) that ended no halt of their destination with work waiting, counted by the sleeper (ipi_wakes_with_work)",
         ),
         ("per_core", "sum over cores / number of cores"),
+        (
+            "ipis_per_iteration",
+            "per boot: wake IPIs sent (VIGIL-STATS ipis_sent summed over cores) / iterations of the laplace:/floor: line; summarised over boots (the floor's bare IPIs are not counted)",
+        ),
+        (
+            "cores_per_round",
+            "per boot: cores_per_round_median of the kernel's `pool:` line (distinct cores that ran a fork-join round's work, median over rounds); summarised over boots with the line (Laplace only)",
+        ),
         (
             "wake_latency",
             "each run's p50/p99 from VIGIL-STATS wake_latency_us (histogram bucket upper bounds), summarised over runs",
@@ -459,6 +639,7 @@ mod tests {
     use super::*;
     use crate::bench_plan::Configuration;
     use crate::run_output::{GridResult, GridWorkload};
+    use crate::vigil_stats::StatsTotals;
 
     fn run(
         config: &BenchConfig,
@@ -542,6 +723,88 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("(4) idle cost"), "{text}");
+    }
+
+    #[test]
+    fn cores_per_round_and_ipis_per_iteration() {
+        let config = BenchConfig::standard(vec![2], 3);
+        let with = |variant, cores: u64, ipis: u64| {
+            let mut boot = run(&config, Section::SyncHeavy, variant, 2, 100);
+            boot.serial = format!(
+                "[c0] laplace: size=64 iterations=1000 workers=2 elapsed_us=100000 residual=0 checksum=0x0\n\
+                 [c0] pool: kind=steal rounds=1000 cores_per_round_median={cores} min=1 max=2 search_wakes=3\n"
+            );
+            boot.totals = Some(StatsTotals {
+                cores: 2,
+                ipis_sent: ipis,
+                ..StatsTotals::default()
+            });
+            boot
+        };
+        let mut no_line = with(Variant::StateMachine, 0, 3000);
+        no_line.serial = String::new();
+        let runs = vec![
+            with(Variant::StateMachine, 1, 500),
+            with(Variant::StateMachine, 2, 1500),
+            no_line,
+            with(Variant::SmPinned, 2, 2000),
+        ];
+        let summaries = summarize(&config, &runs, 2);
+        let steal = find(&summaries, Section::SyncHeavy, Variant::StateMachine, 2).unwrap();
+        // Median of the two boots with a pool line; the third has none.
+        let cores = steal.cores_per_round.unwrap();
+        assert_eq!((cores.count, cores.median), (2, 1.5));
+        // 500, 1500 and 3000 IPIs over 1000 iterations.
+        let ipis = steal.ipis_per_iteration.unwrap();
+        assert_eq!((ipis.count, ipis.median, ipis.max), (3, 1.5, 3.0));
+        let pinned = find(&summaries, Section::SyncHeavy, Variant::SmPinned, 2).unwrap();
+        assert_eq!(pinned.cores_per_round.map(|s| s.median), Some(2.0));
+        assert_eq!(pinned.ipis_per_iteration.map(|s| s.median), Some(2.0));
+        let never = find(&summaries, Section::SyncHeavy, Variant::AlwaysIpi, 2).unwrap();
+        assert_eq!(never.cores_per_round, None);
+        assert_eq!(never.ipis_per_iteration, None);
+
+        let text = render(&config, &summaries, 2);
+        let header = text
+            .lines()
+            .find(|line| line.trim_start().starts_with("smp") && line.contains("cores/round"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(header.contains("IPIs/iter"), "{header}");
+        let row = text
+            .lines()
+            .find(|line| line.split_whitespace().nth(1) == Some("sm-pinned"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        // smp, variant, guest ms, /sm-steal, cores/round, IPIs/iter.
+        assert_eq!(
+            &cells[..6],
+            ["2", "sm-pinned", "100.0", "1.00", "2.0", "2.00"],
+            "{row}"
+        );
+        assert!(
+            text.contains("sm-pinned-backoff-off  policy=state-machine pool=pinned backoff=off"),
+            "{text}"
+        );
+
+        let json = serde_json::to_value(BenchJson {
+            config: &config,
+            host_cores: 2,
+            clock_ticks_per_second: 100,
+            wall_s: 1.0,
+            definitions: definitions(),
+            summary: &summaries,
+            runs: RunJson::all(&runs),
+        })
+        .unwrap();
+        assert_eq!(json["summary"][0]["variant"], "sm-steal");
+        assert_eq!(json["summary"][0]["cores_per_round"]["median"], 1.5);
+        assert_eq!(json["summary"][0]["ipis_per_iteration"]["median"], 1.5);
+        assert_eq!(json["runs"][0]["pool"]["cores_per_round_median"], 1);
+        assert_eq!(json["runs"][0]["variant"], "sm-steal");
+        assert_eq!(json["runs"][2]["pool"], serde_json::Value::Null);
+        for key in ["cores_per_round", "ipis_per_iteration"] {
+            assert!(json["definitions"][key].is_string(), "{key}");
+        }
     }
 
     #[test]

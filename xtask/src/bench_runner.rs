@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::bench_plan::{BenchConfig, Configuration, Section, Variant};
 use crate::error::Result;
 use crate::kernel_build::KernelArtifacts;
+use crate::pool_line::PoolLine;
 use crate::qemu::{self, RunConfig, RunOutcome};
 use crate::run_output::{GridResult, IDLE_END, IDLE_START};
 use crate::verdict::Verdict;
@@ -70,6 +71,20 @@ impl BenchRun {
     /// Guest time of the grid workload, ms.
     pub fn guest_ms(&self) -> Option<f64> {
         self.result.map(|result| result.elapsed_us as f64 / 1000.0)
+    }
+
+    /// The kernel's `pool:` line (a Laplace boot prints it), from the
+    /// serial log.
+    pub fn pool(&self) -> Option<PoolLine> {
+        PoolLine::find_in(&self.serial)
+    }
+
+    /// Wake IPIs sent (`VIGIL-STATS` `ipis_sent`, summed over cores) per
+    /// iteration of the grid workload.
+    pub fn ipis_per_iteration(&self) -> Option<f64> {
+        let totals = self.totals?;
+        let iterations = self.result?.iterations;
+        (iterations > 0).then(|| totals.ipis_sent as f64 / iterations as f64)
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{IpiFault, Pool, WakePolicy, Watchdog};
+use crate::args::{Backoff, IpiFault, Pool, WakePolicy, Watchdog};
 
 /// `workload=` values xtask drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -59,6 +59,8 @@ pub struct KernelParams {
     pub fault: Option<IpiFault>,
     /// `pool=`.
     pub pool: Option<Pool>,
+    /// `backoff=`.
+    pub backoff: Option<Backoff>,
 }
 
 impl KernelParams {
@@ -95,6 +97,9 @@ impl KernelParams {
         if let Some(pool) = self.pool {
             params.push(format!("pool={pool}"));
         }
+        if let Some(backoff) = self.backoff {
+            params.push(format!("backoff={backoff}"));
+        }
         params
     }
 }
@@ -116,10 +121,11 @@ mod tests {
             idle_ms: None,
             fault: Some(IpiFault::DroppedIpi),
             pool: Some(Pool::Pinned),
+            backoff: Some(Backoff::Off),
         };
         assert_eq!(
             params.to_params().join(" "),
-            "workload=laplace policy=racy-flag seed=7 chaos=on watchdog=off fault=dropped-ipi size=64 iterations=300 pool=pinned"
+            "workload=laplace policy=racy-flag seed=7 chaos=on watchdog=off fault=dropped-ipi size=64 iterations=300 pool=pinned backoff=off"
         );
         assert!(KernelParams::default().to_params().is_empty());
         let idle = KernelParams {

@@ -21,6 +21,7 @@ pub mod laplace_check;
 pub mod laplace_reference;
 pub mod monitor;
 pub mod percentiles;
+pub mod pool_line;
 pub mod process;
 pub mod process_cpu_time;
 pub mod qemu;
@@ -39,7 +40,7 @@ pub mod verdict;
 pub mod vigil_stats;
 pub mod workspace;
 
-pub use args::{Feature, IpiFault, Machine, Pool, WakePolicy, Watchdog};
+pub use args::{Backoff, Feature, IpiFault, Machine, Pool, WakePolicy, Watchdog};
 pub use error::{Result, XtaskError};
 pub use kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 pub use qemu::{RunConfig, RunOutcome, run};

@@ -163,6 +163,7 @@ impl StressConfig {
                     idle_ms: None,
                     fault: self.fault,
                     pool: self.pool,
+                    backoff: None,
                 }
                 .to_params();
                 planned.push(PlannedRun {

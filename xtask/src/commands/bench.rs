@@ -4,15 +4,15 @@
 
 use std::time::Instant;
 
-use crate::bench_plan::{BenchConfig, Configuration, Variant};
+use crate::bench_plan::{BenchConfig, Configuration};
 use crate::bench_plots::write_plots;
-use crate::bench_report::{self, BenchJson};
+use crate::bench_report::{self, BenchJson, RunJson};
 use crate::bench_runner::{BenchRun, BootStatus, Kernels, run_bench};
 use crate::boot_progress::boot_progress_bar;
 use crate::cli::BenchArgs;
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
-use crate::kernel_build::build_kernel;
+use crate::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 use crate::process_cpu_time::clock_ticks_per_second;
 use crate::stress_report::write_json;
 
@@ -48,8 +48,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         .unwrap_or_else(|| plot_dir.join("bench.json"));
     ensure_qemu(false)?;
     let mut kernels = Kernels::new();
-    for variant in Variant::ALL {
-        let kernel = build_kernel(&variant.build())?;
+    let mut built: Vec<(BuildConfig, KernelArtifacts)> = Vec::new();
+    for variant in config.booted_variants() {
+        let build = variant.build();
+        let kernel = match built.iter().find(|(done, _)| *done == build) {
+            Some((_, kernel)) => kernel.clone(),
+            None => {
+                let kernel = build_kernel(&build)?;
+                built.push((build, kernel.clone()));
+                kernel
+            }
+        };
         kernels.insert(variant, kernel);
     }
 
@@ -81,7 +90,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             wall_s,
             definitions: bench_report::definitions(),
             summary: &summaries,
-            runs: &runs,
+            runs: RunJson::all(&runs),
         },
     )?;
     println!("\nbench: every boot written to {}", json_path.display());
@@ -120,7 +129,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
 fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>) {
     let what = format!(
-        "round {round} {:<13} {:<13} smp={:<2}",
+        "round {round} {:<13} {:<21} smp={:<2}",
         configuration.section.name(),
         configuration.variant.name(),
         configuration.smp
@@ -140,5 +149,11 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
         }
         _ => run.verdict.clone(),
     };
-    println!("{what}: {measured} (boot {:.1} s)", run.wall_s);
+    let pool = run.pool().map_or_else(String::new, |pool| {
+        format!(
+            ", {} core(s)/round, {} pool",
+            pool.cores_per_round_median, pool.kind
+        )
+    });
+    println!("{what}: {measured}{pool} (boot {:.1} s)", run.wall_s);
 }
