@@ -364,7 +364,7 @@ STEAL_MUTATIONS = [
     (
         "steal-second-searcher",
         "src/steal.rs",
-        """    if shared.searching > 0 {
+        """    if !shared.searching.is_empty() {
         return None;
     }
     let core""",

@@ -31,6 +31,11 @@ impl CoreSet {
         self.len == 0
     }
 
+    /// Whether `core` is one of the cores the set is for (`0..cores`).
+    pub fn covers(&self, core: usize) -> bool {
+        core < self.cores
+    }
+
     /// Whether `core` is in the set.
     pub fn contains(&self, core: usize) -> bool {
         core < self.cores && self.words[core / 64] & (1 << (core % 64)) != 0
@@ -64,17 +69,35 @@ impl CoreSet {
 
     /// Removes and returns the lowest core in the set other than `except`.
     pub fn take_lowest_except(&mut self, except: usize) -> Option<usize> {
-        let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
-            let bits = if except / 64 == word {
-                bits & !(1 << (except % 64))
-            } else {
-                bits
-            };
-            (bits != 0).then_some((word, bits))
-        })?;
-        let core = word * 64 + bits.trailing_zeros() as usize;
+        let core = self.lowest(except, None)?;
         self.remove(core);
         Some(core)
+    }
+
+    /// Removes and returns the lowest core in the set other than `except`,
+    /// preferring cores not in `avoid`: one in `avoid` only if no other is
+    /// left.
+    pub fn take_lowest_preferring(&mut self, except: usize, avoid: &CoreSet) -> Option<usize> {
+        let core = self
+            .lowest(except, Some(avoid))
+            .or_else(|| self.lowest(except, None))?;
+        self.remove(core);
+        Some(core)
+    }
+
+    /// The lowest core in the set, other than `except` and not in `avoid`.
+    fn lowest(&self, except: usize, avoid: Option<&CoreSet>) -> Option<usize> {
+        let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
+            let mut bits = bits;
+            if except / 64 == word {
+                bits &= !(1 << (except % 64));
+            }
+            if let Some(avoid) = avoid {
+                bits &= !avoid.words.get(word).copied().unwrap_or(0);
+            }
+            (bits != 0).then_some((word, bits))
+        })?;
+        Some(word * 64 + bits.trailing_zeros() as usize)
     }
 }
 
@@ -100,5 +123,22 @@ mod tests {
         assert_eq!(set.take_lowest(), Some(64));
         assert_eq!(set.take_lowest(), None);
         assert!(set.is_empty());
+    }
+
+    #[test]
+    fn the_preferred_core_is_the_lowest_not_avoided_else_the_lowest() {
+        let mut set = CoreSet::new(130);
+        let mut avoid = CoreSet::new(130);
+        for core in [0, 1, 70] {
+            assert!(set.insert(core));
+        }
+        assert!(avoid.insert(0));
+        assert!(avoid.insert(70));
+        assert_eq!(set.take_lowest_preferring(1, &avoid), Some(0));
+        assert!(set.insert(0));
+        assert_eq!(set.take_lowest_preferring(5, &avoid), Some(1));
+        assert_eq!(set.take_lowest_preferring(5, &avoid), Some(0));
+        assert_eq!(set.take_lowest_preferring(70, &avoid), None);
+        assert_eq!(set.take_lowest_preferring(5, &avoid), Some(70));
     }
 }

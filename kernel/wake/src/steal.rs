@@ -17,7 +17,11 @@
 //!   registers as idle, stops searching if it was, and goes to the halt
 //!   path. A core woken for pinned work while it was the chosen searcher
 //!   hands the search on (pinned work never waits for stealable work, and
-//!   stealable work never waits for a core busy with pinned work).
+//!   stealable work never waits for a core busy with pinned work); so does
+//!   a publisher that holds the searcher slot (it is running). A core that
+//!   published is chosen to search only when no other idle core is left: it
+//!   is running its own task (the caller of a fork-join round), and a
+//!   search wake to it would wait for that task.
 //!
 //! How a core is woken is the caller's: the pool only says *which* core
 //! (the `wake` closures below run after the pool's lock is released). In the
@@ -28,7 +32,7 @@
 //!
 //! ## Why no stealable work is stranded
 //!
-//! The queue, the idle set and the searcher count live under **one lock**,
+//! The queue, the idle set and the searcher slot live under **one lock**,
 //! so every step above is one atomic transition and the argument is about
 //! states, not interleavings. Invariant, at every unlock: *the queue is
 //! empty, or some core is not registered idle* (it is running, and will
@@ -36,7 +40,11 @@
 //! search wake is on its way). A publication keeps it: if no core is
 //! searching it chooses an idle core (which leaves the idle set) unless
 //! every core is already out of it; if one is searching, that core is out
-//! of it. [`Stealable::take`] keeps it: the caller is running. Registering
+//! of it. Taking the slot back from the publisher keeps it: the publisher
+//! was chosen, so it is out of the idle set until it looks again, and it
+//! will (its search wake is on its way). Preferring non-publishers changes
+//! only *which* idle core is chosen, never *whether* one is.
+//! [`Stealable::take`] keeps it: the caller is running. Registering
 //! idle happens only in a `take` that found the queue empty. So "every core
 //! halted with stealable work queued" needs a search wake that was chosen
 //! and never delivered, which is a lost wakeup of the pinned protocol, or a
@@ -68,8 +76,13 @@ struct Shared<T> {
     /// when a publisher or a searcher chooses it.
     idle: CoreSet,
     /// Cores chosen to search (woken for stealable work) that have not yet
-    /// found work or given up: 0 or 1 (one searcher slot).
-    searching: usize,
+    /// found work or given up: at most one (one searcher slot). A set, not
+    /// an `Option`, so that a rule that chose a second searcher would show
+    /// as two (the model's herd check counts them).
+    searching: CoreSet,
+    /// Cores that published and have not looked at the pool since: running
+    /// their task, so chosen to search last.
+    publishers: CoreSet,
 }
 
 /// Counts for observers, mirrored at every unlock.
@@ -178,7 +191,8 @@ impl<T> Stealable<T> {
             shared: Mutex::new(Shared {
                 queue: VecDeque::new(),
                 idle: CoreSet::new(cores),
-                searching: 0,
+                searching: CoreSet::new(cores),
+                publishers: CoreSet::new(cores),
             }),
             mirror: Mirror {
                 queued: AtomicUsize::new(0),
@@ -202,6 +216,15 @@ impl<T> Stealable<T> {
     ) -> Published {
         let mut shared = self.shared.lock();
         let others_idle = others_idle(&shared, me);
+        // A publisher outside the pool's cores (a producer that never runs
+        // its items) is never chosen anyway.
+        if shared.publishers.covers(me) {
+            shared.publishers.insert(me);
+        }
+        // Chosen while registered idle, and now running its task: its
+        // search wake would wait for that task. It hands the slot on
+        // (below); its wake still arrives, and only sends it to look.
+        shared.searching.remove(me);
         let before = shared.queue.len();
         shared.queue.extend(items);
         let added = shared.queue.len() - before;
@@ -257,7 +280,7 @@ impl<T> Stealable<T> {
         let ended_search = searcher.searching;
         if ended_search {
             searcher.searching = false;
-            shared.searching -= 1;
+            shared.searching.remove(searcher.me);
         }
         let next = match item {
             Some(_) => {
@@ -296,7 +319,7 @@ impl<T> Stealable<T> {
         resume(&mut shared, searcher);
         let next = if searcher.searching {
             searcher.searching = false;
-            shared.searching -= 1;
+            shared.searching.remove(searcher.me);
             if shared.queue.is_empty() {
                 None
             } else {
@@ -345,7 +368,7 @@ impl<T> Stealable<T> {
     ) {
         let m = &self.mirror;
         m.queued.store(shared.queue.len(), Ordering::Relaxed);
-        m.searching.store(shared.searching, OBSERVED);
+        m.searching.store(shared.searching.len(), OBSERVED);
         m.idle.store(shared.idle.len(), OBSERVED);
         if chosen.is_some() {
             m.search_wakes.fetch_add(1, OBSERVED);
@@ -357,18 +380,19 @@ impl<T> Stealable<T> {
     }
 }
 
-/// A core looks for work again: it leaves the idle set, and if it was no
-/// longer in it, a publisher or a searcher chose it while it was idle: it is
-/// the searcher now (its search wake may still be on its way; it carries no
-/// work, so arriving late it only ends a halt).
+/// A core looks for work again: it leaves the idle set (and the
+/// publishers), and if a publisher or a searcher chose it while it was idle
+/// and nobody took the slot back, it is the searcher now (its search wake
+/// may still be on its way; it carries no work, so arriving late it only
+/// ends a halt).
 fn resume<T>(shared: &mut Shared<T>, searcher: &mut Searcher) {
     searcher.search_wake_seen = false;
+    shared.publishers.remove(searcher.me);
     if searcher.registered_idle {
         searcher.registered_idle = false;
-        if !shared.idle.remove(searcher.me) {
-            searcher.searching = true;
-        }
+        shared.idle.remove(searcher.me);
     }
+    searcher.searching = shared.searching.contains(searcher.me);
 }
 
 /// Cores other than `me` in the idle set.
@@ -377,13 +401,14 @@ fn others_idle<T>(shared: &Shared<T>, me: usize) -> usize {
 }
 
 /// Chooses an idle core other than `me` as the searcher if none is
-/// searching.
+/// searching: the lowest that has not published since it last looked, else
+/// the lowest.
 fn choose_searcher<T>(shared: &mut Shared<T>, me: usize) -> Option<usize> {
-    if shared.searching > 0 {
+    if !shared.searching.is_empty() {
         return None;
     }
-    let core = shared.idle.take_lowest_except(me)?;
-    shared.searching += 1;
+    let core = shared.idle.take_lowest_preferring(me, &shared.publishers)?;
+    shared.searching.insert(core);
     Some(core)
 }
 
@@ -428,5 +453,128 @@ impl StrandWatch {
         let stranded = self.last == Some(progress);
         self.last = Some(progress);
         stranded.then_some(Stranded { counts })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Searcher, Stealable};
+    use alloc::vec::Vec;
+
+    /// Registers each core idle (a `take` that finds nothing).
+    fn idle_cores(pool: &Stealable<u32>, cores: &[usize]) -> Vec<Searcher> {
+        cores
+            .iter()
+            .map(|&core| {
+                let mut searcher = Searcher::new(core);
+                assert_eq!(
+                    pool.take(&mut searcher, |_| panic!("no work, no wake")),
+                    None
+                );
+                searcher
+            })
+            .collect()
+    }
+
+    fn publish(pool: &Stealable<u32>, me: usize, items: &[u32]) -> Option<usize> {
+        let mut woke = None;
+        let published = pool.publish(me, items.iter().copied(), |core| woke = Some(core));
+        assert_eq!(published.woke, woke);
+        woke
+    }
+
+    #[test]
+    fn one_searcher_at_a_time_and_the_last_one_to_find_work_wakes_the_next() {
+        let pool = Stealable::new(4);
+        let mut searchers = idle_cores(&pool, &[1, 2, 3]);
+        assert_eq!(publish(&pool, 0, &[10, 11, 12]), Some(1));
+        // A second publication while core 1 searches wakes nobody more.
+        assert_eq!(publish(&pool, 0, &[13]), None);
+        assert_eq!(pool.snapshot().searching, 1);
+        let mut woke = None;
+        searchers[0].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[0], |core| woke = Some(core)),
+            Some(10)
+        );
+        assert_eq!(
+            woke,
+            Some(2),
+            "the last searcher found work with more queued"
+        );
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |core| woke = Some(core)),
+            Some(11)
+        );
+        assert_eq!(woke, Some(3));
+        // Core 1 takes again, as a plain running core: no wake.
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("not a searcher")),
+            Some(12)
+        );
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("not a searcher")),
+            Some(13)
+        );
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("nothing queued")),
+            None
+        );
+        // Core 3 looks, finds nothing and gives the slot back.
+        searchers[2].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[2], |_| panic!("nothing queued")),
+            None
+        );
+        let counts = pool.snapshot();
+        assert_eq!((counts.queued, counts.searching), (0, 0));
+    }
+
+    #[test]
+    fn the_chain_passes_over_a_core_running_its_own_publication() {
+        let pool = Stealable::new(3);
+        // Core 0 is registered idle and then runs a task (pinned work
+        // keeps its registration) that publishes.
+        let mut searchers = idle_cores(&pool, &[0, 1, 2]);
+        assert_eq!(publish(&pool, 0, &[10, 11]), Some(1));
+        let mut woke = None;
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |core| woke = Some(core)),
+            Some(10)
+        );
+        // Core 0 is the lowest idle core, but it published and is busy
+        // with its task: core 2 is chosen.
+        assert_eq!(woke, Some(2));
+    }
+
+    #[test]
+    fn a_publisher_holding_the_searcher_slot_hands_it_on() {
+        let pool = Stealable::new(3);
+        let mut searchers = idle_cores(&pool, &[0, 1, 2]);
+        // Core 2 publishes while every other core is idle; core 0, the
+        // lowest, is chosen, then (still running its task, before it looks)
+        // publishes itself.
+        assert_eq!(publish(&pool, 2, &[10]), Some(0));
+        assert_eq!(
+            publish(&pool, 0, &[11]),
+            Some(1),
+            "the publisher's own slot is taken back and handed on"
+        );
+        assert_eq!(pool.snapshot().searching, 1);
+        // Core 0's search wake arrives: it looks, and is no searcher.
+        searchers[0].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("not a searcher")),
+            Some(10)
+        );
+        assert!(!searchers[0].is_searching());
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |_| panic!("nothing left")),
+            Some(11)
+        );
+        assert_eq!(pool.snapshot().searching, 0);
     }
 }
