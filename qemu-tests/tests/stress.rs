@@ -15,7 +15,7 @@
 use qemu_tests::kernel;
 use xtask::run_class::RunClass;
 use xtask::stress_runner::{StressConfig, StressRun, run_stress};
-use xtask::stuck_cores::HALTED_WITH_WORK;
+use xtask::stuck_cores::{HALTED_WITH_WORK, STRANDED_STEALABLE};
 use xtask::{IpiFault, Pool, WakePolicy, Watchdog};
 
 /// Boots per campaign.
@@ -128,6 +128,74 @@ fn assert_caught_by_the_host(fault: IpiFault) {
                 .starts_with(&format!("core {victim} ")),
             "expected core {victim}:\n{report}"
         );
+    }
+}
+
+/// `fault=stranded-steal` at [`FAULT_SMP`] cores with the stealing pool:
+/// one round's chunks left queued with every core halted.
+fn stranded_steal_campaign(watchdog: Watchdog, boots: u32) -> Vec<StressRun> {
+    let config = StressConfig {
+        watchdog,
+        fault: Some(IpiFault::StrandedSteal),
+        iterations: Some(100),
+        base_seed: BASE_SEED,
+        stall_s: FAULT_STALL_S,
+        timeout_s: 300,
+        jobs: 1,
+        pool: Some(Pool::Steal),
+        ..StressConfig::new(vec![FAULT_SMP], boots, WakePolicy::StateMachine)
+    };
+    run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
+}
+
+/// The round the fault stranded, from its `fault: stranded-steal: round N`
+/// line (the fault fired).
+fn stranded_round(run: &StressRun) -> u64 {
+    run.serial
+        .lines()
+        .find_map(|line| {
+            let rest = line.split("fault: stranded-steal: round ").nth(1)?;
+            rest.split(':').next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.serial))
+}
+
+#[test]
+fn stranded_stealable_work_is_reported_in_guest_in_every_boot() {
+    let runs = stranded_steal_campaign(Watchdog::Ms(20), FAULT_BOOTS);
+    assert_eq!(runs.len(), FAULT_BOOTS as usize);
+    for run in &runs {
+        assert_eq!(run.class, RunClass::StrandedWork, "{}", summary(&runs));
+        stranded_round(run);
+        assert!(
+            run.reason.starts_with("STRANDED STEALABLE WORK: "),
+            "{}",
+            run.reason
+        );
+    }
+}
+
+/// With the watchdog off nothing in the guest looks: the boot hangs with
+/// every core halted, and the host's examination reads the pool's queued
+/// count through the debug table and says the work is stranded.
+#[test]
+fn stranded_stealable_work_without_watchdog_hangs_and_the_host_finds_it() {
+    let boots = 2;
+    let runs = stranded_steal_campaign(Watchdog::Off, boots);
+    assert_eq!(runs.len(), boots as usize);
+    for run in &runs {
+        assert_eq!(run.class, RunClass::Stuck, "{}", summary(&runs));
+        stranded_round(run);
+        let examination = run.examination.as_ref().expect("a stuck run is examined");
+        let report = examination.report();
+        assert!(
+            examination
+                .stranded_stealable()
+                .is_some_and(|queued| queued > 0),
+            "{report}"
+        );
+        assert!(report.contains(STRANDED_STEALABLE), "{report}");
+        assert!(!report.contains(HALTED_WITH_WORK), "{report}");
     }
 }
 

@@ -109,6 +109,10 @@ pub enum IpiFault {
     /// One wake IPI is sent but left out of the guest's count: for the
     /// QEMU-trace oracle (`--ipi-oracle`) to catch.
     MiscountedIpi,
+    /// A fork-join round's stealable chunks are left queued with every
+    /// core halted (its search wake dropped, its caller not helping):
+    /// needs the stealing pool and at least 2 cores.
+    StrandedSteal,
 }
 
 impl IpiFault {
@@ -118,6 +122,7 @@ impl IpiFault {
             Self::DroppedIpi => "dropped-ipi",
             Self::MisdirectedIpi => "misdirected-ipi",
             Self::MiscountedIpi => "miscounted-ipi",
+            Self::StrandedSteal => "stranded-steal",
         }
     }
 }

@@ -6,7 +6,8 @@
 //! boot): `[0]` magic [`MAGIC`], `[1]` version [`VERSION`], `[2]` core
 //! count, then [`MAX_CORES`] APIC ids, [`MAX_CORES`] addresses of each
 //! core's state byte, [`MAX_CORES`] addresses of each core's inbox length
-//! (a u64). `x` translates virtual addresses with the current vCPU's page
+//! (a u64), then the address of the stealable pool's queued-chunk count (a
+//! u64; 0 when the kernel runs no stealable pool). `x` translates virtual addresses with the current vCPU's page
 //! tables, which every core shares.
 
 use std::fmt;
@@ -20,11 +21,11 @@ use crate::run_output::parse_hex;
 /// "VIGILDBG".
 pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
 /// The layout version this reader understands.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 /// Entries per array in the table.
 pub const MAX_CORES: usize = 64;
 /// Words in the whole table.
-pub const TABLE_WORDS: usize = 3 + 3 * MAX_CORES;
+pub const TABLE_WORDS: usize = 3 + 3 * MAX_CORES + 1;
 
 /// A core's raw wake-protocol state byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -90,6 +91,18 @@ pub struct TableWords {
     pub state_addresses: Vec<u64>,
     /// Address of each core's inbox length.
     pub inbox_len_addresses: Vec<u64>,
+    /// Address of the stealable pool's queued count (`None`: no pool).
+    pub stealable_queued_address: Option<u64>,
+}
+
+/// What the table says about the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRead {
+    /// One entry per core.
+    pub cores: Vec<CoreEntry>,
+    /// Chunks queued in the stealable pool (`None`: the kernel runs no
+    /// stealable pool), or why it could not be read.
+    pub stealable_queued: Option<Result<u64, String>>,
 }
 
 impl TableWords {
@@ -123,6 +136,8 @@ impl TableWords {
             apic_ids: array(0),
             state_addresses: array(1),
             inbox_len_addresses: array(2),
+            stealable_queued_address: Some(words[3 + 3 * MAX_CORES])
+                .filter(|&address| address != 0),
         })
     }
 }
@@ -144,13 +159,13 @@ pub fn parse_examine_output(text: &str) -> Result<Vec<u64>, String> {
     Ok(values)
 }
 
-/// Reads the table at `address` and each core's state and inbox length.
-/// Errors are the monitor's (I/O); a table that does not check out is an
-/// `Ok(Err(why))`.
+/// Reads the table at `address`, each core's state and inbox length and
+/// the stealable pool's queued count. Errors are the monitor's (I/O); a
+/// table that does not check out is an `Ok(Err(why))`.
 pub fn read_debug_table(
     monitor: &mut Monitor,
     address: u64,
-) -> io::Result<Result<Vec<CoreEntry>, String>> {
+) -> io::Result<Result<TableRead, String>> {
     let words = examine(monitor, &format!("x /{TABLE_WORDS}gx {address:#x}"))?;
     let table = match words.and_then(|words| TableWords::from_words(&words)) {
         Ok(table) => table,
@@ -176,7 +191,16 @@ pub fn read_debug_table(
             inbox_len,
         });
     }
-    Ok(Ok(cores))
+    let stealable_queued = match table.stealable_queued_address {
+        None => None,
+        Some(address) => Some(
+            examine(monitor, &format!("x /1gx {address:#x}"))?.and_then(|words| single(&words)),
+        ),
+    };
+    Ok(Ok(TableRead {
+        cores,
+        stealable_queued,
+    }))
 }
 
 fn examine(monitor: &mut Monitor, command: &str) -> io::Result<Result<Vec<u64>, String>> {
@@ -222,6 +246,7 @@ mod tests {
             words[3 + MAX_CORES + core] = 0x1000 + core as u64;
             words[3 + 2 * MAX_CORES + core] = 0x2000 + 8 * core as u64;
         }
+        words[3 + 3 * MAX_CORES] = 0x3000;
         words
     }
 
@@ -232,6 +257,15 @@ mod tests {
         assert_eq!(table.apic_ids, vec![0, 2, 4]);
         assert_eq!(table.state_addresses, vec![0x1000, 0x1001, 0x1002]);
         assert_eq!(table.inbox_len_addresses, vec![0x2000, 0x2008, 0x2010]);
+        assert_eq!(table.stealable_queued_address, Some(0x3000));
+        let mut words = self::table(3);
+        words[3 + 3 * MAX_CORES] = 0;
+        assert_eq!(
+            TableWords::from_words(&words)
+                .unwrap()
+                .stealable_queued_address,
+            None
+        );
     }
 
     #[test]
@@ -244,7 +278,7 @@ mod tests {
                 .contains("magic")
         );
         let mut words = table(3);
-        words[1] = 2;
+        words[1] = 1;
         assert!(
             TableWords::from_words(&words)
                 .unwrap_err()

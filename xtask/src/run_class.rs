@@ -21,6 +21,9 @@ pub enum RunClass {
     Stuck,
     /// The in-guest watchdog caught (and rescued) lost wakeups.
     LostWakeups,
+    /// The in-guest strand watch found stealable work queued with every
+    /// core halted (and ended the run).
+    StrandedWork,
     /// A result differed from the host's computation.
     ChecksumMismatch,
     /// The guest's count of wake IPIs differed from QEMU's (the oracle).
@@ -43,6 +46,7 @@ impl fmt::Display for RunClass {
             Self::Passed => "passed",
             Self::Stuck => "stuck",
             Self::LostWakeups => "lost wakeups",
+            Self::StrandedWork => "stranded stealable work",
             Self::ChecksumMismatch => "checksum mismatch",
             Self::IpiCountMismatch => "IPI count mismatch",
             Self::Failed => "failed",
@@ -58,6 +62,8 @@ pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, expect_result: bool) -
         RunClass::Stuck
     } else if lost.count() > 0 {
         RunClass::LostWakeups
+    } else if run_output::stranded_report(&outcome.serial).is_some() {
+        RunClass::StrandedWork
     } else if mismatch {
         RunClass::ChecksumMismatch
     } else if outcome.verdict == Verdict::IpiCountMismatch {
@@ -79,6 +85,9 @@ pub fn explain(outcome: &RunOutcome, lost: &LostWakeups, class: RunClass) -> Str
             lost.count(),
             outcome.reason()
         ),
+        RunClass::StrandedWork => run_output::stranded_report(&outcome.serial)
+            .unwrap_or_default()
+            .to_string(),
         RunClass::ChecksumMismatch => laplace_check::first_mismatch(&outcome.checksum_checks)
             .map(|check| check.describe())
             .unwrap_or_else(|| outcome.reason()),

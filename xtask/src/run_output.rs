@@ -143,7 +143,15 @@ pub fn parse_hex(text: &str) -> Option<u64> {
     u64::from_str_radix(text.trim().strip_prefix("0x")?, 16).ok()
 }
 
-/// The messages of every `[cN] ...` line.
+/// Prefix of the in-guest strand watch's report (kernel
+/// `sched/stealable.rs`).
+pub const STRANDED_PREFIX: &str = "STRANDED STEALABLE WORK: ";
+
+/// The in-guest strand watch's report line, if the guest printed one.
+pub fn stranded_report(serial: &str) -> Option<&str> {
+    messages(serial).find(|message| message.starts_with(STRANDED_PREFIX))
+}
+
 /// The guest's stuck-round dump (`STUCK ROUND: ...` and the indented lines
 /// after it), one message per line, if it printed one.
 pub fn stuck_round_dump(serial: &str) -> Option<Vec<&str>> {
@@ -154,6 +162,7 @@ pub fn stuck_round_dump(serial: &str) -> Option<Vec<&str>> {
     Some(dump)
 }
 
+/// The messages of every `[cN] ...` line.
 fn messages(serial: &str) -> impl Iterator<Item = &str> {
     serial
         .lines()
@@ -164,6 +173,16 @@ fn messages(serial: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_strand_report_is_found() {
+        let serial = "[c0] laplace: ...\n[c2] STRANDED STEALABLE WORK: 4 chunk(s) queued with every core halted\n[c2]   core 0: Halted\n";
+        assert_eq!(
+            stranded_report(serial),
+            Some("STRANDED STEALABLE WORK: 4 chunk(s) queued with every core halted")
+        );
+        assert_eq!(stranded_report("[c0] fine\n"), None);
+    }
 
     #[test]
     fn laplace_and_floor_lines_parse() {

@@ -26,6 +26,10 @@ pub struct SmpSummary {
     pub stuck: usize,
     /// Boots in which the watchdog caught lost wakeups.
     pub lost_wakeup_runs: usize,
+    /// Boots the in-guest strand watch ended (stealable work stranded).
+    pub stranded: usize,
+    /// Stuck boots in which the host found stealable work stranded.
+    pub stranded_found_by_host: usize,
     /// Lost wakeups caught, all boots.
     pub lost_wakeups: u64,
     /// Boots with a result that differs from the host's.
@@ -66,6 +70,15 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                 runs: mine.len(),
                 passed: count(RunClass::Passed),
                 stuck: count(RunClass::Stuck),
+                stranded: count(RunClass::StrandedWork),
+                stranded_found_by_host: mine
+                    .iter()
+                    .filter(|run| {
+                        run.examination
+                            .as_ref()
+                            .is_some_and(|examination| examination.stranded_stealable().is_some())
+                    })
+                    .count(),
                 lost_wakeup_runs: mine
                     .iter()
                     .filter(|run| run.lost_wakeups.count() > 0)
@@ -128,12 +141,13 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
         "smp",
         "runs",
         "passed",
         "stuck",
         "lost(runs)",
+        "stranded",
         "checksum",
         "ipi-count",
         "other",
@@ -152,12 +166,14 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
             row.smp,
             row.runs,
             row.passed,
             row.stuck,
             format!("{}({})", row.lost_wakeups, row.lost_wakeup_runs),
+            // In-guest reports, and stuck boots the host found stranded.
+            format!("{}+{}h", row.stranded, row.stranded_found_by_host),
             row.checksum_failures,
             if row.ipi_oracle_checked == 0 {
                 "-".to_string()

@@ -129,6 +129,23 @@ impl StressConfig {
                 "a policy is needed unless the build has --features idle-poll",
             ));
         }
+        if self.fault == Some(IpiFault::StrandedSteal) {
+            if self.pool == Some(Pool::Pinned) {
+                return Err(XtaskError::usage(
+                    "--fault stranded-steal strands stealable work: it needs the stealing pool, not --pool pinned",
+                ));
+            }
+            if self.smp.contains(&1) {
+                return Err(XtaskError::usage(
+                    "--fault stranded-steal needs at least 2 cores (a publisher and an idle core): leave 1 out of --smp",
+                ));
+            }
+            if idle_poll {
+                return Err(XtaskError::usage(
+                    "--fault stranded-steal needs cores that halt: an idle-poll build's spinning cores take the chunks",
+                ));
+            }
+        }
         for (value, parse) in [
             (
                 self.size,
@@ -411,6 +428,16 @@ mod tests {
             },
             StressConfig {
                 stall_s: 0,
+                ..config()
+            },
+            StressConfig {
+                fault: Some(IpiFault::StrandedSteal),
+                pool: Some(Pool::Pinned),
+                ..config()
+            },
+            StressConfig {
+                fault: Some(IpiFault::StrandedSteal),
+                smp: vec![1, 4],
                 ..config()
             },
         ] {

@@ -2,14 +2,15 @@
 //! it, read every vCPU's `RIP`/`HLT` (`info registers -a`) and, through
 //! the kernel's debug table, every core's protocol state and inbox length;
 //! name each RIP from the kernel ELF; point at the cores that are halted
-//! with work in their inbox (a lost wakeup the guest could not report).
+//! with work in their inbox (a lost wakeup the guest could not report), and
+//! at stealable work queued with every core halted (a search wake lost).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::debug_table::{CoreEntry, ProtocolState, read_debug_table};
+use crate::debug_table::{CoreEntry, ProtocolState, TableRead, read_debug_table};
 use crate::guest_registers::{VcpuState, parse_info_registers};
 use crate::monitor::Monitor;
 use crate::run_output::DebugTableLocation;
@@ -18,6 +19,10 @@ use crate::symbolize;
 /// Marker printed after a core that is halted with work in its inbox.
 pub const HALTED_WITH_WORK: &str = "<- HALTED WITH WORK";
 
+/// Marker printed after the stealable pool's line when chunks are queued
+/// and every core is halted.
+pub const STRANDED_STEALABLE: &str = "<- STRANDED STEALABLE WORK";
+
 /// What the examination found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GuestExamination {
@@ -25,6 +30,9 @@ pub struct GuestExamination {
     pub registers_text: String,
     /// One line per core (or per vCPU, without the table).
     pub cores: Vec<CoreView>,
+    /// Chunks queued in the stealable pool (`None`: no pool, or the table
+    /// was not read).
+    pub stealable_queued: Option<u64>,
     /// Problems on the way: table unreadable, no addr2line, ...
     pub notes: Vec<String>,
 }
@@ -102,6 +110,15 @@ impl GuestExamination {
             .collect()
     }
 
+    /// Chunks queued in the stealable pool while every core is halted
+    /// (HLT=1): nobody is left to take them (`None` if not so).
+    pub fn stranded_stealable(&self) -> Option<u64> {
+        let queued = self.stealable_queued.filter(|&queued| queued > 0)?;
+        let all_halted =
+            !self.cores.is_empty() && self.cores.iter().all(|core| core.halted == Some(true));
+        all_halted.then_some(queued)
+    }
+
     /// The human report: a line per core that is not simply idle (halted
     /// with an empty inbox), a count of those that are, the notes, and a
     /// verdict line. (The JSON keeps every core.)
@@ -127,16 +144,29 @@ impl GuestExamination {
                 states.into_iter().collect::<Vec<_>>().join("/")
             );
         }
+        if let Some(queued) = self.stealable_queued {
+            let _ = write!(out, "  stealable pool: {queued} chunk(s) queued");
+            if self.stranded_stealable().is_some() {
+                let _ = write!(out, " with every core halted  {STRANDED_STEALABLE}");
+            }
+            out.push('\n');
+        }
         for note in &self.notes {
             let _ = writeln!(out, "  note: {note}");
         }
         let stuck = self.halted_with_work();
-        if stuck.is_empty() {
+        if let Some(queued) = self.stranded_stealable() {
+            let _ = writeln!(
+                out,
+                "  {queued} stealable chunk(s) stranded: every core is halted, none will take them"
+            );
+        }
+        if stuck.is_empty() && self.stranded_stealable().is_none() {
             let _ = writeln!(
                 out,
                 "  no core is halted with work in its inbox (slow, or stuck elsewhere)"
             );
-        } else {
+        } else if !stuck.is_empty() {
             let names: Vec<String> = stuck
                 .iter()
                 .map(|core| match core.core {
@@ -188,7 +218,22 @@ pub fn examine(
             None
         }
         Some(location) => match read_debug_table(monitor, location.table_address) {
-            Ok(Ok(entries)) => Some(entries),
+            Ok(Ok(TableRead {
+                cores,
+                stealable_queued,
+            })) => {
+                examination.stealable_queued = match stealable_queued {
+                    None => None,
+                    Some(Ok(queued)) => Some(queued),
+                    Some(Err(why)) => {
+                        examination
+                            .notes
+                            .push(format!("stealable queued count unreadable: {why}"));
+                        None
+                    }
+                };
+                Some(cores)
+            }
             Ok(Err(why)) => {
                 examination
                     .notes
@@ -333,6 +378,45 @@ mod tests {
             report.contains("1 core(s) halted with work in their inbox: 1"),
             "{report}"
         );
+    }
+
+    #[test]
+    fn stealable_work_queued_with_every_core_halted_is_stranded() {
+        let entries = [
+            entry(0, ProtocolState::Halted, 0),
+            entry(1, ProtocolState::Halted, 0),
+        ];
+        let mut notes = Vec::new();
+        let mut examination = GuestExamination {
+            cores: join_views(&[vcpu(0, true), vcpu(1, true)], Some(&entries), &mut notes),
+            stealable_queued: Some(3),
+            ..GuestExamination::default()
+        };
+        assert_eq!(examination.stranded_stealable(), Some(3));
+        let report = examination.report();
+        assert!(
+            report.contains(&format!(
+                "stealable pool: 3 chunk(s) queued with every core halted  {STRANDED_STEALABLE}"
+            )),
+            "{report}"
+        );
+        assert!(report.contains("3 stealable chunk(s) stranded"), "{report}");
+        assert!(!report.contains("no core is halted with work"), "{report}");
+
+        // One core running: it will take them (slow, not stranded).
+        examination.cores =
+            join_views(&[vcpu(0, false), vcpu(1, true)], Some(&entries), &mut notes);
+        assert_eq!(examination.stranded_stealable(), None);
+        let report = examination.report();
+        assert!(
+            report.contains("stealable pool: 3 chunk(s) queued\n"),
+            "{report}"
+        );
+        assert!(!report.contains(STRANDED_STEALABLE), "{report}");
+        // Nothing queued: idle.
+        examination.cores = join_views(&[vcpu(0, true), vcpu(1, true)], Some(&entries), &mut notes);
+        examination.stealable_queued = Some(0);
+        assert_eq!(examination.stranded_stealable(), None);
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! QEMU's monitor) to say which cores are halted with work in their inbox.
 //! Layout, as little-endian u64 words (documented in the README and parsed
 //! by `xtask`): magic, version, core count, then `MAX_CORES` APIC ids,
-//! `MAX_CORES` addresses of each core's protocol-state byte, and `MAX_CORES`
-//! addresses of each core's inbox item count.
+//! `MAX_CORES` addresses of each core's protocol-state byte, `MAX_CORES`
+//! addresses of each core's inbox item count, then the address of the
+//! stealable pool's queued-chunk count (a `usize`; 0 with `pool=pinned`),
+//! so that the host can also name stealable work stranded with every core
+//! halted.
 
 use super::core_sched;
 use crate::smp::cores::{self, MAX_CORES};
@@ -12,7 +15,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// "VIGILDBG".
 pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
 /// Bumped whenever the layout changes.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 /// The table's layout.
 #[derive(Debug)]
@@ -24,6 +27,7 @@ pub struct DebugTable {
     apic_id: [AtomicU64; MAX_CORES],
     state_address: [AtomicU64; MAX_CORES],
     inbox_len_address: [AtomicU64; MAX_CORES],
+    stealable_queued_address: AtomicU64,
 }
 
 /// The table. Exported under a fixed symbol name so it can also be found in
@@ -36,9 +40,11 @@ pub static VIGIL_DEBUG: DebugTable = DebugTable {
     apic_id: [const { AtomicU64::new(0) }; MAX_CORES],
     state_address: [const { AtomicU64::new(0) }; MAX_CORES],
     inbox_len_address: [const { AtomicU64::new(0) }; MAX_CORES],
+    stealable_queued_address: AtomicU64::new(0),
 };
 
-/// Fills the table once the schedulers exist; returns its address.
+/// Fills the table once the schedulers and the stealable pool exist;
+/// returns its address.
 pub fn publish() -> u64 {
     let table = &VIGIL_DEBUG;
     for (i, core) in core_sched::cores().iter().enumerate() {
@@ -46,6 +52,12 @@ pub fn publish() -> u64 {
         table.apic_id[i].store(u64::from(cores::apic_id(i)), Ordering::Relaxed);
         table.state_address[i].store(state as u64, Ordering::Relaxed);
         table.inbox_len_address[i].store(inbox_len as u64, Ordering::Relaxed);
+    }
+    if super::stealable::enabled() {
+        table.stealable_queued_address.store(
+            super::stealable::pool().queued_address() as u64,
+            Ordering::Relaxed,
+        );
     }
     table
         .core_count
