@@ -166,7 +166,8 @@ fn stranded_stealable_work_is_reported_by_the_strand_watch() {
         let serial = &outcome.serial;
         for expected in [
             "fault: stranded-steal: round ",
-            "STRANDED STEALABLE WORK: 4 chunk(s) queued with every core halted",
+            // A 64x64 round is 2 chunks (kernel laplace::MIN_CHUNK_POINTS).
+            "STRANDED STEALABLE WORK: 2 chunk(s) queued with every core halted",
             "vigil: FAILED: stealable work stranded (every core halted)",
         ] {
             assert!(

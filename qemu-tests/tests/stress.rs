@@ -328,13 +328,15 @@ fn state_machine_survives_the_same_stress() {
 
 /// The stealing pool under chaos: no lost wakeup, no stuck core, no
 /// stranded chunk, in every boot (search wakes and the round's join wake
-/// go through the same protocol).
+/// go through the same protocol). A 128x128 grid is 8 chunks a round
+/// (kernel `laplace::MIN_CHUNK_POINTS`), so that searchers chain.
 #[test]
 fn state_machine_with_the_stealing_pool_survives_chaos() {
     let config = StressConfig {
         chaos: true,
         watchdog: Watchdog::Ms(20),
-        iterations: Some(ITERATIONS),
+        size: Some(128),
+        iterations: Some(100),
         base_seed: BASE_SEED,
         stall_s: STALL_S,
         timeout_s: 900,

@@ -189,9 +189,36 @@ pub fn worker_count(size: usize) -> usize {
     cores::count().min(size - 2).max(1)
 }
 
+/// The least work, in grid points, of one stealable chunk. A chunk costs a
+/// lock, a queue pop, a latch count and, for a core woken to run it, a
+/// search wake, besides its rows. Measured here (2 host cores, TCG, release,
+/// sync-heavy 64×64): with one chunk per core the grid at 32 vCPUs was 32
+/// chunks of 2 rows and took 190-320 ms; chunk floors of 250, 500, 1000 and
+/// 2000 points (13, 7, 4 and 2 chunks at 32 vCPUs) took 147-267, 137-148,
+/// 92-132 and 35-52 ms at 32 vCPUs and were alike at 2. A floor suits the
+/// host it was measured on: with more host cores than 2, more (smaller)
+/// chunks could run at once (see the README, "Work-conserving wakeups").
+pub const MIN_CHUNK_POINTS: usize = 2000;
+
+/// How many blocks a round of a grid of side `size` is split into: one per
+/// worker core with the pinned pool; with the stealing pool, as many
+/// chunks of about [`MIN_CHUNK_POINTS`] as the grid holds (whole rows),
+/// at most one per core.
+pub fn block_count(size: usize, pool: fork_join::Pool) -> usize {
+    let workers = worker_count(size);
+    match pool {
+        fork_join::Pool::Pinned => workers,
+        fork_join::Pool::Steal => {
+            let interior = size - 2;
+            let rows_per_chunk = MIN_CHUNK_POINTS.div_ceil(interior);
+            workers.min(interior.div_ceil(rows_per_chunk)).max(1)
+        }
+    }
+}
+
 /// Runs Laplace on every core (called from a task on core 0).
 pub fn run(size: usize, iterations: usize) -> LaplaceReport {
-    let workers = worker_count(size);
+    let workers = block_count(size, fork_join::pool_kind());
     let grids = Arc::new(Grids::new(size, iterations, workers));
     let pool = RoundPool::new(fork_join::pool_kind(), workers);
     let g = grids.clone();
