@@ -138,8 +138,8 @@ pub struct BootParams {
     pub release: Release,
     /// `pool=pinned|steal`: how a fork-join round hands out its work (one
     /// pinned job per core, or stealable chunks run by whichever cores are
-    /// awake; default `steal`).
-    pub pool: Pool,
+    /// awake). `None`: by core count ([`Pool::default_for`]).
+    pub pool: Option<Pool>,
 }
 
 impl Default for BootParams {
@@ -159,7 +159,7 @@ impl Default for BootParams {
             watchdog_ms: crate::sched::watchdog::DEFAULT_WATCHDOG_MS,
             idle_ms: 3000,
             release: Release::Tree,
-            pool: Pool::Steal,
+            pool: None,
         }
     }
 }
@@ -352,11 +352,11 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
                 )?
             }
             "pool" => {
-                params.pool = choice(
+                params.pool = Some(choice(
                     "pool",
                     value,
                     &[("pinned", Pool::Pinned), ("steal", Pool::Steal)],
-                )?
+                )?)
             }
             "idle_ms" => params.idle_ms = number("idle_ms", value, 1, 600_000)? as u32,
             "watchdog" => {

@@ -48,8 +48,9 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     sched::watchdog::configure(params.watchdog_ms);
     configure_ipi_fault(&params);
     sched::fork_join::configure(params.release);
-    sched::fork_join::configure_pool(params.pool);
-    sched::stealable::init(core_count, params.pool == Pool::Steal);
+    let pool = params.pool.unwrap_or(Pool::default_for(core_count));
+    sched::fork_join::configure_pool(pool);
+    sched::stealable::init(core_count, pool == Pool::Steal);
     core_sched::init(
         core_count,
         SchedConfig {
@@ -75,7 +76,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             ""
         },
         params.backoff,
-        params.pool.name(),
+        pool.name(),
         match params.watchdog_ms {
             0 => alloc::string::String::from("off"),
             ms => alloc::format!("{ms} ms"),

@@ -45,7 +45,9 @@ pub struct KernelSuite {
 
 /// Every in-kernel suite run: the whole suite at each of
 /// [`KERNEL_TEST_SMP`], the scheduler tests under `always-ipi` at 4 cores,
-/// and the scheduler tests of the `idle-poll` build at 2 cores.
+/// the scheduler tests of the stealing pool on one core (its one worker
+/// is the caller; one core's default pool is the pinned one), and the
+/// scheduler tests of the `idle-poll` build at 2 cores.
 pub fn kernel_suites() -> Vec<KernelSuite> {
     let suite = |name: String, build: BuildConfig, smp: u32, params: &[&str]| KernelSuite {
         name,
@@ -69,6 +71,12 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
         BuildConfig::default(),
         4,
         &["mode=test", "test=sched", "policy=always-ipi"],
+    ));
+    suites.push(suite(
+        "kernel sched pool=steal smp=1".to_string(),
+        BuildConfig::default(),
+        1,
+        &["mode=test", "test=sched", "pool=steal"],
     ));
     suites.push(suite(
         "kernel sched idle-poll smp=2".to_string(),
@@ -501,6 +509,7 @@ mod tests {
             ("debug", 4, "mode=test"),
             ("debug", 32, "mode=test"),
             ("debug", 4, "mode=test test=sched policy=always-ipi"),
+            ("debug", 1, "mode=test test=sched pool=steal"),
             ("debug-idle-poll", 2, "mode=test test=sched"),
         ];
         assert_eq!(
@@ -511,7 +520,7 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         // No policy for the idle-poll build: it would be rejected.
-        assert!(suites[4].params.iter().all(|p| !p.starts_with("policy=")));
+        assert!(suites[5].params.iter().all(|p| !p.starts_with("policy=")));
     }
 
     #[test]
