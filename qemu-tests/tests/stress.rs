@@ -58,8 +58,20 @@ const FAULT_SMP: u32 = 4;
 /// margin covers a loaded CI host.
 const FAULT_STALL_S: u64 = 15;
 
-/// A small state-machine campaign at [`FAULT_SMP`] cores.
+/// A small state-machine campaign at [`FAULT_SMP`] cores with the pinned
+/// pool (every round wakes every core: the IPI faults need those wakes).
 fn small_campaign(fault: Option<IpiFault>, watchdog: Watchdog, ipi_oracle: bool) -> Vec<StressRun> {
+    fault_campaign(fault, watchdog, ipi_oracle, Pool::Pinned, FAULT_BOOTS)
+}
+
+/// `boots` state-machine boots at [`FAULT_SMP`] cores, 100 iterations.
+fn fault_campaign(
+    fault: Option<IpiFault>,
+    watchdog: Watchdog,
+    ipi_oracle: bool,
+    pool: Pool,
+    boots: u32,
+) -> Vec<StressRun> {
     let config = StressConfig {
         watchdog,
         fault,
@@ -69,8 +81,8 @@ fn small_campaign(fault: Option<IpiFault>, watchdog: Watchdog, ipi_oracle: bool)
         stall_s: FAULT_STALL_S,
         timeout_s: 300,
         jobs: 1,
-        pool: Some(Pool::Pinned),
-        ..StressConfig::new(vec![FAULT_SMP], FAULT_BOOTS, WakePolicy::StateMachine)
+        pool: Some(pool),
+        ..StressConfig::new(vec![FAULT_SMP], boots, WakePolicy::StateMachine)
     };
     run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
 }
@@ -134,18 +146,13 @@ fn assert_caught_by_the_host(fault: IpiFault) {
 /// `fault=stranded-steal` at [`FAULT_SMP`] cores with the stealing pool:
 /// one round's chunks left queued with every core halted.
 fn stranded_steal_campaign(watchdog: Watchdog, boots: u32) -> Vec<StressRun> {
-    let config = StressConfig {
+    fault_campaign(
+        Some(IpiFault::StrandedSteal),
         watchdog,
-        fault: Some(IpiFault::StrandedSteal),
-        iterations: Some(100),
-        base_seed: BASE_SEED,
-        stall_s: FAULT_STALL_S,
-        timeout_s: 300,
-        jobs: 1,
-        pool: Some(Pool::Steal),
-        ..StressConfig::new(vec![FAULT_SMP], boots, WakePolicy::StateMachine)
-    };
-    run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"))
+        false,
+        Pool::Steal,
+        boots,
+    )
 }
 
 /// The round the fault stranded, from its `fault: stranded-steal: round N`

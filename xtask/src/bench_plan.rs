@@ -453,34 +453,44 @@ mod tests {
                 .unwrap()
         };
         let sync = |variant| find(Section::SyncHeavy, variant).params.join(" ");
-        assert_eq!(
-            sync(Variant::StateMachine),
-            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=steal"
-        );
-        assert_eq!(
-            sync(Variant::SmPinned),
-            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=pinned"
-        );
-        assert_eq!(
-            sync(Variant::SmStealBackoffOff),
-            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=steal backoff=off"
-        );
-        assert_eq!(
-            sync(Variant::SmPinnedBackoffOff),
-            "workload=laplace policy=state-machine seed=1 size=64 iterations=1000 pool=pinned backoff=off"
-        );
-        assert_eq!(
-            sync(Variant::AlwaysIpi),
-            "workload=laplace policy=always-ipi seed=1 size=64 iterations=1000 pool=pinned"
-        );
-        assert_eq!(
-            sync(Variant::AlwaysIpiSteal),
-            "workload=laplace policy=always-ipi seed=1 size=64 iterations=1000 pool=steal"
-        );
-        assert_eq!(
-            sync(Variant::WatchdogOff),
-            "workload=laplace policy=state-machine seed=1 watchdog=off size=64 iterations=1000 pool=steal"
-        );
+        let sync_base = "seed=1 size=64 iterations=1000";
+        for (variant, expected) in [
+            (
+                Variant::StateMachine,
+                format!("policy=state-machine {sync_base} pool=steal"),
+            ),
+            (
+                Variant::SmPinned,
+                format!("policy=state-machine {sync_base} pool=pinned"),
+            ),
+            (
+                Variant::SmStealBackoffOff,
+                format!("policy=state-machine {sync_base} pool=steal backoff=off"),
+            ),
+            (
+                Variant::SmPinnedBackoffOff,
+                format!("policy=state-machine {sync_base} pool=pinned backoff=off"),
+            ),
+            (
+                Variant::AlwaysIpi,
+                format!("policy=always-ipi {sync_base} pool=pinned"),
+            ),
+            (
+                Variant::AlwaysIpiSteal,
+                format!("policy=always-ipi {sync_base} pool=steal"),
+            ),
+            (
+                Variant::WatchdogOff,
+                "policy=state-machine seed=1 watchdog=off size=64 iterations=1000 pool=steal"
+                    .to_string(),
+            ),
+        ] {
+            assert_eq!(
+                sync(variant),
+                format!("workload=laplace {expected}"),
+                "{variant}"
+            );
+        }
         let poll = find(Section::ComputeHeavy, Variant::IdlePoll);
         assert_eq!(
             poll.params.join(" "),
