@@ -456,7 +456,7 @@ impl StrandWatch {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::{Searcher, Stealable};
     use alloc::vec::Vec;
