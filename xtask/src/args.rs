@@ -7,7 +7,7 @@ use std::fmt;
 use std::ops::RangeInclusive;
 
 use clap::ValueEnum;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Core counts QEMU is asked to emulate.
 pub const SMP_RANGE: RangeInclusive<u32> = 1..=64;
@@ -64,7 +64,9 @@ impl fmt::Display for Feature {
 
 /// Wake policies the kernel takes as `policy=` (in a normal build; an
 /// `idle-poll` build has its own and takes none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum WakePolicy {
     /// The Running/Halting/Halted/DontSleep state machine (the default).
@@ -99,7 +101,7 @@ impl fmt::Display for WakePolicy {
 
 /// An IPI fault injected into stress boots (`fault=`): the detectors must
 /// catch every boot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum IpiFault {
     /// A waker claims a halted core and sends no wake IPI.
@@ -134,7 +136,7 @@ impl fmt::Display for IpiFault {
 }
 
 /// How a fork-join round hands out its work (`pool=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pool {
     /// One job per core, each worker pinned to its core.
@@ -161,7 +163,7 @@ impl fmt::Display for Pool {
 }
 
 /// How long an idle core polls its inbox before it halts (`backoff=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Backoff {
     /// No poll: straight to the halt path.
@@ -187,7 +189,7 @@ impl fmt::Display for Backoff {
 }
 
 /// The in-guest watchdog setting (`watchdog=off|MS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Watchdog {
     /// No watchdog: cores are truly tickless; a lost wakeup hangs the guest.

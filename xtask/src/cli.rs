@@ -95,7 +95,11 @@ pub struct RunArgs {
 
 /// Options of `cargo xtask stress`.
 #[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct StressArgs {
+    /// `stress merge`: join shards' JSON files instead of booting.
+    #[command(subcommand)]
+    pub action: Option<StressAction>,
     /// Kernel build options.
     #[command(flatten)]
     pub build: BuildArgs,
@@ -114,15 +118,17 @@ pub struct StressArgs {
     /// In-guest watchdog scan period in ms, or `off` (default 20).
     #[arg(long, value_name = "MS|off", value_parser = args::parse_watchdog)]
     pub watchdog_ms: Option<Watchdog>,
-    /// Inject an IPI fault into every boot (`fault=`, at a seeded round):
-    /// every boot must then be caught, as a lost wakeup or a stuck core.
+    /// Inject a fault into every boot (`fault=`, at a seeded round): every
+    /// boot must then be caught, as a lost wakeup, stranded stealable work
+    /// or a stuck core.
     #[arg(long, value_enum)]
     pub fault: Option<args::IpiFault>,
     /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
     /// fail a boot whose own count differs (xAPIC mode).
     #[arg(long)]
     pub ipi_oracle: bool,
-    /// Fork-join pool (`pool=`; kernel default `steal`).
+    /// Fork-join pool (`pool=`; kernel default: `steal` on 2 or more
+    /// cores, `pinned` on one).
     #[arg(long, value_enum)]
     pub pool: Option<args::Pool>,
     /// Laplace grid side (4..=4096; kernel default 64).
@@ -146,6 +152,30 @@ pub struct StressArgs {
     /// Kill a boot that runs longer than this, output or not.
     #[arg(long, value_name = "S", default_value_t = DEFAULT_RUN_TIMEOUT_S, value_parser = args::parse_timeout_s)]
     pub timeout_s: u64,
+    /// Boot only the K-th of N disjoint slices of the campaign (same base
+    /// seed, same per-boot seeds as the whole campaign); join the slices'
+    /// `--json` files with `stress merge`.
+    #[arg(long, value_name = "K/N", value_parser = crate::stress_shard::parse_shard)]
+    pub shard: Option<crate::stress_shard::Shard>,
+}
+
+/// What `cargo xtask stress` does besides booting.
+#[derive(Debug, Clone, Subcommand)]
+pub enum StressAction {
+    /// Join the `--json` files of a campaign's shards into the whole
+    /// campaign's table (and JSON).
+    Merge(MergeArgs),
+}
+
+/// Options of `cargo xtask stress merge`.
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The shards' `--json` files, one per shard.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Write the merged campaign here (same format as `stress --json`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Options of `cargo xtask bench`.
@@ -284,6 +314,10 @@ mod tests {
             &["build", "--features", "idle-poll,bogus"],
             &["run", "verbose"],
             &["run", "--timeout-s", "0"],
+            &["stress", "--shard", "0/3"],
+            &["stress", "--shard", "4/3"],
+            &["stress", "merge"],
+            &["stress", "--runs", "3", "merge", "a.json"],
             &["frobnicate"],
         ] {
             let err = parse(args).unwrap_err();
@@ -296,6 +330,25 @@ mod tests {
             Command::Stress(stress) => stress,
             other => panic!("parsed as {other:?}"),
         }
+    }
+
+    #[test]
+    fn stress_shards_and_merge() {
+        let stress = stress_args(&["stress", "--shard", "2/3"]);
+        assert_eq!(
+            stress.shard,
+            Some(crate::stress_shard::Shard { index: 2, count: 3 })
+        );
+        assert!(stress.action.is_none());
+        let stress = stress_args(&["stress", "merge", "a.json", "b.json", "--json", "all.json"]);
+        let Some(StressAction::Merge(merge)) = stress.action else {
+            panic!("not a merge: {stress:?}");
+        };
+        assert_eq!(
+            merge.files,
+            [PathBuf::from("a.json"), PathBuf::from("b.json")]
+        );
+        assert_eq!(merge.json, Some(PathBuf::from("all.json")));
     }
 
     #[test]

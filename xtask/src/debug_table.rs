@@ -13,7 +13,7 @@
 use std::fmt;
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::monitor::Monitor;
 use crate::run_output::parse_hex;
@@ -28,7 +28,7 @@ pub const MAX_CORES: usize = 64;
 pub const TABLE_WORDS: usize = 3 + 3 * MAX_CORES + 1;
 
 /// A core's raw wake-protocol state byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ProtocolState {
     /// 0: running (or about to look at its inbox).
     Running,

@@ -15,7 +15,7 @@
 //! MMIO write and is not counted here (the oracle says so instead of
 //! comparing).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::vigil_stats::VigilStats;
 
@@ -51,7 +51,7 @@ pub fn count_wake_ipis(trace: &str) -> u64 {
 }
 
 /// One boot's comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IpiOracleCheck {
     /// Wake IPIs QEMU saw written to an ICR.
     pub qemu_wake_ipis: u64,

@@ -4,7 +4,7 @@
 //! mismatch. Every result is recomputed, whatever its size: the host does
 //! the same arithmetic far faster than the TCG guest that printed it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::laplace_reference::{self, LaplaceResult};
 use crate::run_output::{GridResult, grid_results};
@@ -13,7 +13,7 @@ use crate::run_output::{GridResult, grid_results};
 pub const GRID_SIZE_RANGE: std::ops::RangeInclusive<usize> = 4..=4096;
 
 /// One result line and what the host expected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChecksumCheck {
     /// What the kernel printed.
     pub guest: GridResult,

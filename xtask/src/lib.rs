@@ -32,6 +32,7 @@ pub mod run_output;
 pub mod seeds;
 pub mod stress_report;
 pub mod stress_runner;
+pub mod stress_shard;
 pub mod strip_debug;
 pub mod stuck_cores;
 pub mod symbolize;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::laplace_check;
 use crate::qemu::RunOutcome;
@@ -12,7 +12,7 @@ use crate::verdict::Verdict;
 
 /// Outcome class of one boot, most specific first: a stuck guest is
 /// `Stuck` even if the watchdog reported lost wakeups before it hung.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunClass {
     /// Success code, and the expected result line checked out.

@@ -3,7 +3,7 @@
 //! debug table, and the idle workload's markers. (`VIGIL-STATS` lives in
 //! [`crate::vigil_stats`], test-mode lines in [`crate::test_output`].)
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::test_output::strip_core_prefix;
 
@@ -17,7 +17,7 @@ pub const LOST_WAKEUP: &str = "LOST WAKEUP on core ";
 /// A `laplace:` or `floor:` result line:
 /// `laplace: size=64 iterations=1000 workers=4 elapsed_us=123456
 /// residual=252862090 checksum=0x8619c70354398c3d`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GridResult {
     /// `laplace` or `floor`.
     pub workload: GridWorkload,
@@ -36,7 +36,7 @@ pub struct GridResult {
 }
 
 /// Which grid workload printed a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GridWorkload {
     /// Fork-join over the scheduler and the wake protocol.
@@ -85,7 +85,7 @@ pub fn grid_results(serial: &str) -> Vec<GridResult> {
 }
 
 /// What the in-guest watchdog reported.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LostWakeups {
     /// `LOST WAKEUP on core N: ...` lines.
     pub reports: Vec<String>,

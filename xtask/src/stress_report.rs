@@ -247,6 +247,7 @@ mod tests {
         let checks = check_serial(serial);
         StressRun {
             planned: PlannedRun {
+                order: 0,
                 smp,
                 run: 1,
                 seed: 5,

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::args::{self, Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::error::{Result, XtaskError};
@@ -18,6 +18,7 @@ use crate::reproduce::reproduce_command;
 use crate::run_class::{RunClass, classify, explain};
 use crate::run_output::{GridResult, LostWakeups};
 use crate::seeds::run_seed;
+use crate::stress_shard::Shard;
 use crate::stuck_cores::GuestExamination;
 use crate::vigil_stats::VigilStats;
 
@@ -27,7 +28,7 @@ pub const DEFAULT_STALL_S: u64 = 60;
 pub const DEFAULT_RUN_TIMEOUT_S: u64 = 1800;
 
 /// A stress campaign.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StressConfig {
     /// The kernel build the runs boot (for the reproduce commands; the
     /// caller builds it).
@@ -64,6 +65,8 @@ pub struct StressConfig {
     /// Start no further boot once one has failed (runs already going
     /// finish).
     pub stop_at_first_failure: bool,
+    /// Boot only this slice of the plan (`--shard K/N`).
+    pub shard: Option<Shard>,
 }
 
 impl StressConfig {
@@ -87,6 +90,7 @@ impl StressConfig {
             timeout_s: DEFAULT_RUN_TIMEOUT_S,
             jobs: default_jobs(),
             stop_at_first_failure: false,
+            shard: None,
         }
     }
 
@@ -163,12 +167,20 @@ impl StressConfig {
     }
 
     /// Every boot of the campaign, run by run (run 1 at every core count,
-    /// then run 2, ...), each with its seed.
+    /// then run 2, ...), each with its seed; with a shard, only the boots
+    /// of that slice, each with the order and seed it has in the whole
+    /// plan.
     pub fn plan(&self) -> Vec<PlannedRun> {
         let mut planned = Vec::new();
+        let mut order = 0u64;
         for run in 0..self.runs {
-            for &smp in &self.smp {
-                let seed = run_seed(self.base_seed, planned.len() as u64);
+            for (position, &smp) in self.smp.iter().enumerate() {
+                let this = order;
+                order += 1;
+                if self.shard.is_some_and(|shard| !shard.holds(run, position)) {
+                    continue;
+                }
+                let seed = run_seed(self.base_seed, this);
                 let params = KernelParams {
                     workload: Some(GuestWorkload::Laplace),
                     policy: self.policy,
@@ -184,6 +196,7 @@ impl StressConfig {
                 }
                 .to_params();
                 planned.push(PlannedRun {
+                    order: this,
                     smp,
                     run: run + 1,
                     seed,
@@ -197,8 +210,11 @@ impl StressConfig {
 }
 
 /// One boot to make.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlannedRun {
+    /// Its place in the whole campaign's plan (0-based; its seed derives
+    /// from it).
+    pub order: u64,
     /// Cores.
     pub smp: u32,
     /// 1-based run number at this core count.
@@ -212,7 +228,7 @@ pub struct PlannedRun {
 }
 
 /// One boot, done.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StressRun {
     /// What was booted.
     #[serde(flatten)]

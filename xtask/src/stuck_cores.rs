@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::debug_table::{CoreEntry, ProtocolState, TableRead, read_debug_table};
 use crate::guest_registers::{VcpuState, parse_info_registers};
@@ -24,7 +24,7 @@ pub const HALTED_WITH_WORK: &str = "<- HALTED WITH WORK";
 pub const STRANDED_STEALABLE: &str = "<- STRANDED STEALABLE WORK";
 
 /// What the examination found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuestExamination {
     /// `info registers -a` as QEMU printed it (or why it could not).
     pub registers_text: String,
@@ -38,7 +38,7 @@ pub struct GuestExamination {
 }
 
 /// One core as seen from the host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoreView {
     /// Kernel core index (`None` when the debug table was not read).
     pub core: Option<u32>,

@@ -2,10 +2,11 @@
 //! in parallel, each boot with its own seed; print every failure with the
 //! command that replays it, then a table per core count.
 
+use std::path::Path;
 use std::time::Instant;
 
 use crate::boot_progress::boot_progress_bar;
-use crate::cli::StressArgs;
+use crate::cli::{MergeArgs, StressAction, StressArgs};
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
 use crate::kernel_build::build_kernel;
@@ -13,6 +14,7 @@ use crate::run_class::RunClass;
 use crate::seeds::seed_from_time;
 use crate::stress_report::{self, StressJson};
 use crate::stress_runner::{StressConfig, StressRun, default_jobs, run_stress};
+use crate::stress_shard::{merge, read_stress_file};
 
 /// The campaign the command line asks for (not yet validated).
 pub fn config_from_args(args: &StressArgs) -> StressConfig {
@@ -44,20 +46,29 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
         stall_s: args.stall_s,
         timeout_s: args.timeout_s,
         jobs: args.jobs.unwrap_or_else(default_jobs),
+        shard: args.shard,
         ..defaults
     }
 }
 
-/// Runs the campaign. Fails (exit 1) if a run of a correct policy failed;
-/// with `racy-flag` failures are the point and it reports detection rates.
+/// Runs the campaign (or, with `merge`, joins shards). Fails (exit 1) if
+/// a run of a correct policy failed; with `racy-flag` or a fault, failures
+/// are the point and it reports detection rates.
 pub fn run(args: &StressArgs) -> Result<()> {
+    if let Some(StressAction::Merge(merge)) = &args.action {
+        return run_merge(merge);
+    }
     let config = config_from_args(args);
     config.validate()?;
     ensure_qemu(false)?;
     let kernel = build_kernel(&config.build)?;
-    let total = config.smp.len() as u64 * u64::from(config.runs);
+    let total = config.plan().len() as u64;
+    let shard = config
+        .shard
+        .map(|shard| format!(", shard {shard} of the campaign"))
+        .unwrap_or_default();
     println!(
-        "stress: {total} boots ({} per core count at {:?} cores), {} at a time, policy {}, base seed {} (replay the campaign with --seed {})",
+        "stress: {total} boots ({} per core count at {:?} cores{shard}), {} at a time, policy {}, base seed {} (replay the campaign with --seed {})",
         config.runs,
         config.smp,
         config.jobs,
@@ -78,30 +89,68 @@ pub fn run(args: &StressArgs) -> Result<()> {
         bar.set_message(format!("({failed} failed)"));
     })?;
     bar.finish_and_clear();
+    report(
+        &config,
+        &config.build.variant_name(),
+        &runs,
+        args.json.as_deref(),
+        &format!("in {:.0} s", started.elapsed().as_secs_f64()),
+    )
+}
 
-    let summaries = stress_report::summarize(&config.smp, &runs);
+/// `stress merge`: the whole campaign's table (and JSON) from its shards.
+fn run_merge(args: &MergeArgs) -> Result<()> {
+    let files = args
+        .files
+        .iter()
+        .map(|path| Ok((path.clone(), read_stress_file(path)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let shards = files.len();
+    let merged = merge(files)?;
+    println!(
+        "stress merge: {shards} shard(s) of a campaign at {:?} cores, {} run(s) each, base seed {}",
+        merged.config.smp, merged.config.runs, merged.config.base_seed
+    );
+    report(
+        &merged.config,
+        &merged.build,
+        &merged.runs,
+        args.json.as_deref(),
+        "merged",
+    )
+}
+
+/// The table, the detection rates, the JSON and the closing line of a
+/// campaign's runs; exit 1 if a correct policy failed.
+fn report(
+    config: &StressConfig,
+    build: &str,
+    runs: &[StressRun],
+    json: Option<&Path>,
+    how: &str,
+) -> Result<()> {
+    let summaries = stress_report::summarize(&config.smp, runs);
     println!();
-    print!("{}", stress_report::table(&config, &summaries));
+    print!("{}", stress_report::table(config, &summaries));
     if !config.expects_no_failures() {
         print!("{}", stress_report::detection_rates(&summaries));
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = json {
         stress_report::write_json(
             path,
             &StressJson {
-                config: &config,
-                build: config.build.variant_name(),
+                config,
+                build: build.to_string(),
                 summary: &summaries,
-                runs: &runs,
+                runs,
             },
         )?;
         println!("stress: every run written to {}", path.display());
     }
     let passed = runs.iter().filter(|run| run.class.is_pass()).count();
     println!(
-        "stress: {} boots in {:.0} s, {passed} passed, {} failed",
+        "stress: {} boots {how}, {passed} passed, {} failed",
         runs.len(),
-        started.elapsed().as_secs_f64(),
         runs.len() - passed
     );
     if config.expects_no_failures() && passed < runs.len() {
