@@ -28,3 +28,34 @@ fn bad_value_of_a_known_key_is_a_bad_boot_parameter() {
         describe(&outcome)
     );
 }
+
+/// A pinned-pool grid with fewer interior rows than cores is refused with
+/// the size that fits; the stealing pool runs the same grid.
+#[test]
+fn a_grid_too_small_for_the_pinned_pool_says_what_fits() {
+    let outcome = boot(
+        8,
+        PARAM_TIMEOUT_S,
+        &["workload=laplace", "size=6", "iterations=5", "pool=pinned"],
+    );
+    assert_eq!(outcome.verdict, Verdict::BadParam, "{}", describe(&outcome));
+    assert!(
+        outcome.serial.contains(
+            "bad boot parameter: workload=laplace size=6 has 4 interior rows for 8 cores, and pool=pinned gives every core at least one row: use size=10 or more (or pool=steal)"
+        ),
+        "{}",
+        describe(&outcome)
+    );
+    let outcome = boot(
+        8,
+        PARAM_TIMEOUT_S,
+        &["workload=laplace", "size=6", "iterations=5", "pool=steal"],
+    );
+    assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
+    assert!(
+        !outcome.checksum_checks.is_empty()
+            && outcome.checksum_checks.iter().all(|check| check.matches()),
+        "{}",
+        describe(&outcome)
+    );
+}

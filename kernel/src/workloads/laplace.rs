@@ -184,6 +184,34 @@ impl Grids {
 /// no-output detector. Shorter runs print nothing extra.
 const PROGRESS_EVERY_MS: u64 = 10_000;
 
+/// Whether a grid of side `size` gives every core rows where `workload`
+/// needs that: the pinned pool (and the floor) puts one worker on every
+/// core, each with at least one interior row, so `size` must be at least
+/// cores + 2; the stealing pool's chunks fit any grid. `Err` says what to
+/// pass instead.
+pub fn check_grid_fits(size: usize, workload: &str) -> Result<(), alloc::string::String> {
+    let cores = cores::count();
+    let pinned = workload == "floor" || fork_join::pool_kind() == fork_join::Pool::Pinned;
+    if pinned && size - 2 < cores {
+        let pool = if workload == "floor" {
+            "the floor"
+        } else {
+            "pool=pinned"
+        };
+        return Err(alloc::format!(
+            "workload={workload} size={size} has {} interior rows for {cores} cores, and {pool} gives every core at least one row: use size={} or more{}",
+            size - 2,
+            cores + 2,
+            if workload == "floor" {
+                ""
+            } else {
+                " (or pool=steal)"
+            }
+        ));
+    }
+    Ok(())
+}
+
 /// How many workers a grid of side `size` gets on this machine.
 pub fn worker_count(size: usize) -> usize {
     cores::count().min(size - 2).max(1)

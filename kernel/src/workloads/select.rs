@@ -13,12 +13,20 @@ pub fn run(params: &BootParams) -> ExitCode {
             ExitCode::Success
         }
         Workload::Laplace => {
+            if let Err(why) = laplace::check_grid_fits(params.size as usize, "laplace") {
+                println!("bad boot parameter: {why}");
+                return ExitCode::BadParameter;
+            }
             let report = laplace::run(params.size as usize, params.iterations as usize);
             println!("laplace: {report}");
             print_pool_line();
             ExitCode::Success
         }
         Workload::Floor => {
+            if let Err(why) = laplace::check_grid_fits(params.size as usize, "floor") {
+                println!("bad boot parameter: {why}");
+                return ExitCode::BadParameter;
+            }
             let report = floor::run(params.size as usize, params.iterations as usize);
             println!("floor: {report}");
             ExitCode::Success
