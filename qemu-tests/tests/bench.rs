@@ -32,6 +32,7 @@ fn quick_bench_writes_every_field() {
         plot: dir.path().join("plots"),
         quick: true,
         grid_timeout_s: 60,
+        apic: xtask::Apic::Xapic,
     };
     xtask::commands::bench::run(&args).unwrap_or_else(|err| panic!("bench --quick: {err}"));
 

@@ -40,6 +40,45 @@ impl fmt::Display for Machine {
     }
 }
 
+/// The local APIC interface the guest's CPU offers (`--apic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Apic {
+    /// xAPIC only (MMIO): `-cpu qemu64`, TCG's baseline.
+    #[default]
+    Xapic,
+    /// x2APIC too (MSRs), which the kernel then uses: `-cpu qemu64,+x2apic`
+    /// (QEMU 10 or later under TCG).
+    X2apic,
+}
+
+impl Apic {
+    /// QEMU's `-cpu` value.
+    pub fn qemu_cpu(self) -> &'static str {
+        match self {
+            Self::Xapic => "qemu64",
+            Self::X2apic => "qemu64,+x2apic",
+        }
+    }
+
+    /// How the kernel's boot line names the mode it runs in.
+    pub fn boot_line_mode(self) -> &'static str {
+        match self {
+            Self::Xapic => "xAPIC mode",
+            Self::X2apic => "x2APIC mode",
+        }
+    }
+}
+
+impl fmt::Display for Apic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Xapic => "xapic",
+            Self::X2apic => "x2apic",
+        })
+    }
+}
+
 /// Cargo features of the kernel that xtask accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
 pub enum Feature {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{Backoff, Feature, Pool, WakePolicy, Watchdog};
+use crate::args::{Apic, Backoff, Feature, Pool, WakePolicy, Watchdog};
 use crate::kernel_build::BuildConfig;
 use crate::kernel_params::{GuestWorkload, KernelParams};
 use crate::reproduce::reproduce_command;
@@ -254,6 +254,8 @@ pub struct BenchConfig {
     /// Seed passed to every boot (the same everywhere: runs differ only by
     /// the host's noise).
     pub seed: u64,
+    /// The CPU's local APIC interface in every boot.
+    pub apic: Apic,
 }
 
 /// Sync-heavy grid: the seed-004 Laplace, 64×64, 1000 iterations.
@@ -286,6 +288,7 @@ impl BenchConfig {
             idle_ms: IDLE_MS,
             grid_timeout_s: GRID_TIMEOUT_S,
             seed: 1,
+            apic: Apic::Xapic,
         }
     }
 
@@ -308,6 +311,7 @@ impl BenchConfig {
             idle_ms: 300,
             grid_timeout_s: 60,
             seed: 1,
+            apic: Apic::Xapic,
         }
     }
 
@@ -382,7 +386,14 @@ impl BenchConfig {
             section,
             variant,
             smp,
-            reproduce: reproduce_command(&variant.build(), smp, Some(timeout_s), &params),
+            apic: self.apic,
+            reproduce: reproduce_command(
+                &variant.build(),
+                smp,
+                self.apic,
+                Some(timeout_s),
+                &params,
+            ),
             params,
             timeout_s,
         }
@@ -407,6 +418,8 @@ pub struct Configuration {
     pub variant: Variant,
     /// Cores.
     pub smp: u32,
+    /// The CPU's local APIC interface.
+    pub apic: Apic,
     /// Boot parameters.
     pub params: Vec<String>,
     /// Per-boot limit.

@@ -124,6 +124,7 @@ fn boot(configuration: &Configuration, round: u32, kernel: &KernelArtifacts) -> 
     let idle = configuration.section == Section::Idle;
     let run_config = RunConfig {
         smp: configuration.smp,
+        apic: configuration.apic,
         timeout_s: Some(configuration.timeout_s),
         params: configuration.params.clone(),
         marks: if idle {

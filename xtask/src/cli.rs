@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::args::{self, Feature, Machine, WakePolicy, Watchdog};
+use crate::args::{self, Apic, Feature, Machine, WakePolicy, Watchdog};
 use crate::commands;
 use crate::error::XtaskError;
 use crate::kernel_build::BuildConfig;
@@ -78,6 +78,11 @@ pub struct RunArgs {
     /// QEMU machine model.
     #[arg(long, value_enum, default_value_t = Machine::Pc)]
     pub machine: Machine,
+    /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
+    /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
+    /// x2APIC when the CPU offers it and says which in its boot line.
+    #[arg(long, value_enum, default_value_t = Apic::Xapic)]
+    pub apic: Apic,
     /// Kill QEMU and fail after this many seconds.
     #[arg(long, value_name = "S", default_value_t = crate::qemu::DEFAULT_TIMEOUT_S, value_parser = args::parse_timeout_s)]
     pub timeout_s: u64,
@@ -157,6 +162,11 @@ pub struct StressArgs {
     /// `--json` files with `stress merge`.
     #[arg(long, value_name = "K/N", value_parser = crate::stress_shard::parse_shard)]
     pub shard: Option<crate::stress_shard::Shard>,
+    /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
+    /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
+    /// x2APIC when the CPU offers it and says which in its boot line.
+    #[arg(long, value_enum, default_value_t = Apic::Xapic)]
+    pub apic: Apic,
 }
 
 /// What `cargo xtask stress` does besides booting.
@@ -209,6 +219,11 @@ pub struct BenchArgs {
     /// out, and its configuration is not booted again.
     #[arg(long, value_name = "S", default_value_t = crate::bench_plan::GRID_TIMEOUT_S, value_parser = args::parse_timeout_s, conflicts_with = "quick")]
     pub grid_timeout_s: u64,
+    /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
+    /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
+    /// x2APIC when the CPU offers it and says which in its boot line.
+    #[arg(long, value_enum, default_value_t = Apic::Xapic, conflicts_with = "quick")]
+    pub apic: Apic,
 }
 
 /// Options of `cargo xtask test` (none yet).

@@ -1,6 +1,8 @@
-//! Host dependency check: QEMU and (for UEFI boots) OVMF. Installs them with
-//! apt-get when we are root and apt-get exists; otherwise says which Debian
-//! package is missing (exit status 2).
+//! Host dependency check: QEMU (at least [`MIN_QEMU_MAJOR`]) and (for UEFI
+//! boots) OVMF. Installs them with apt-get when we are root and apt-get
+//! exists, QEMU from Debian's `bookworm-backports` (bookworm itself has
+//! 7.2, whose TCG has no x2APIC); otherwise says which Debian package is
+//! missing or too old and how to get it (exit status 2).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,20 @@ use crate::workspace::display_command;
 pub const QEMU_BINARY: &str = "qemu-system-x86_64";
 /// Debian package that provides [`QEMU_BINARY`].
 pub const QEMU_PACKAGE: &str = "qemu-system-x86";
+/// The oldest QEMU the project boots with: 10, the first whose TCG offers
+/// x2APIC (`-cpu qemu64,+x2apic`), which the suite tests.
+pub const MIN_QEMU_MAJOR: u32 = 10;
+/// The Debian suite that has it for bookworm.
+pub const BACKPORTS_SUITE: &str = "bookworm-backports";
+/// The apt sources entry xtask (and `.ci/run`) add for it.
+pub const BACKPORTS_SOURCES_FILE: &str = "/etc/apt/sources.list.d/vigil-bookworm-backports.sources";
+/// Its contents (deb822).
+pub const BACKPORTS_SOURCES: &str = "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
+/// The apt preferences that take only QEMU's packages from backports
+/// (backports' default priority, 100, keeps everything else on bookworm).
+pub const BACKPORTS_PIN_FILE: &str = "/etc/apt/preferences.d/vigil-qemu-backports";
+/// Its contents.
+pub const BACKPORTS_PIN: &str = "Package: qemu-system-x86 qemu-system-common qemu-system-data qemu-system-gui qemu-utils seabios ipxe-qemu\nPin: release n=bookworm-backports\nPin-Priority: 500\n";
 /// Debian package that provides the OVMF UEFI firmware.
 pub const OVMF_PACKAGE: &str = "ovmf";
 /// Where Debian's `ovmf` package puts a combined (code + vars) firmware
@@ -42,10 +58,43 @@ pub fn find_ovmf() -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// Debian packages missing for a boot (`uefi` adds OVMF).
+/// Parses `QEMU emulator version 10.0.2 (Debian ...)` into (major, minor).
+pub fn parse_qemu_version(text: &str) -> Option<(u32, u32)> {
+    let version = text
+        .lines()
+        .next()?
+        .split("version ")
+        .nth(1)?
+        .split_whitespace()
+        .next()?;
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The installed QEMU's (major, minor), if it runs and says.
+pub fn qemu_version() -> Option<(u32, u32)> {
+    let output = Command::new(QEMU_BINARY).arg("--version").output().ok()?;
+    parse_qemu_version(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// What is wrong with the installed QEMU, if anything.
+fn qemu_problem() -> Option<String> {
+    find_in_path(QEMU_BINARY)?;
+    match qemu_version() {
+        Some((major, _)) if major >= MIN_QEMU_MAJOR => None,
+        Some((major, minor)) => Some(format!(
+            "QEMU {major}.{minor} is older than {MIN_QEMU_MAJOR} (the first whose TCG offers x2APIC)"
+        )),
+        None => Some(format!("`{QEMU_BINARY} --version` printed no version")),
+    }
+}
+
+/// Debian packages missing (or too old) for a boot (`uefi` adds OVMF).
 pub fn missing_packages(uefi: bool) -> Vec<&'static str> {
     let mut missing = Vec::new();
-    if find_in_path(QEMU_BINARY).is_none() {
+    if find_in_path(QEMU_BINARY).is_none() || qemu_problem().is_some() {
         missing.push(QEMU_PACKAGE);
     }
     if uefi && find_ovmf().is_none() {
@@ -61,18 +110,28 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
     if missing.is_empty() {
         return Ok(());
     }
+    let problem = qemu_problem()
+        .map(|why| format!(" ({why})"))
+        .unwrap_or_default();
     let root = rustix::process::geteuid().is_root();
     if !root || find_in_path("apt-get").is_none() {
         return Err(XtaskError::usage(format!(
-            "missing host packages: {}; install them with `apt-get install {}`",
+            "missing or too old host packages: {}{problem}; on Debian bookworm, add the {BACKPORTS_SUITE} suite (see {BACKPORTS_SOURCES_FILE} in the README) and run `apt-get install -t {BACKPORTS_SUITE} {}`",
             missing.join(", "),
             missing.join(" ")
         )));
     }
+    add_backports()?;
     // Install both: a UEFI boot after a BIOS one should not need a second round.
     let packages = [QEMU_PACKAGE, OVMF_PACKAGE];
     run_apt(&["update"])?;
-    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    let mut install = vec![
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "-t",
+        BACKPORTS_SUITE,
+    ];
     install.extend(packages);
     run_apt(&install)?;
     let still_missing = missing_packages(uefi);
@@ -80,10 +139,30 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
         Ok(())
     } else {
         Err(XtaskError::failed(format!(
-            "apt-get ran but these are still missing: {}",
-            still_missing.join(", ")
+            "apt-get ran but these are still missing or too old: {}{}",
+            still_missing.join(", "),
+            qemu_problem()
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default()
         )))
     }
+}
+
+/// Adds the backports suite and the pin that takes only QEMU from it,
+/// unless they are there.
+fn add_backports() -> Result<()> {
+    for (path, contents) in [
+        (BACKPORTS_SOURCES_FILE, BACKPORTS_SOURCES),
+        (BACKPORTS_PIN_FILE, BACKPORTS_PIN),
+    ] {
+        if Path::new(path).exists() {
+            continue;
+        }
+        eprintln!("xtask: writing {path}");
+        std::fs::write(path, contents)
+            .map_err(|err| XtaskError::failed(format!("writing {path}: {err}")))?;
+    }
+    Ok(())
 }
 
 fn run_apt(args: &[&str]) -> Result<()> {
@@ -106,6 +185,23 @@ fn run_apt(args: &[&str]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qemu_versions_parse() {
+        assert_eq!(
+            parse_qemu_version(
+                "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)\nCopyright"
+            ),
+            Some((10, 0))
+        );
+        assert_eq!(
+            parse_qemu_version("QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)"),
+            Some((7, 2))
+        );
+        assert_eq!(parse_qemu_version("something else"), None);
+        assert!(BACKPORTS_SOURCES.contains("Suites: bookworm-backports"));
+        assert!(BACKPORTS_PIN.contains("Pin: release n=bookworm-backports"));
+    }
 
     #[test]
     fn find_in_path_finds_sh_and_not_nonsense() {

@@ -41,7 +41,7 @@ pub mod verdict;
 pub mod vigil_stats;
 pub mod workspace;
 
-pub use args::{Backoff, Feature, IpiFault, Machine, Pool, WakePolicy, Watchdog};
+pub use args::{Apic, Backoff, Feature, IpiFault, Machine, Pool, WakePolicy, Watchdog};
 pub use error::{Result, XtaskError};
 pub use kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 pub use qemu::{RunConfig, RunOutcome, run};

@@ -3,13 +3,11 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::args::{Machine, kernel_cmdline};
+use crate::args::{Apic, Machine, kernel_cmdline};
 use crate::verdict::DEBUG_EXIT_IOBASE;
 
 /// fw_cfg file through which the kernel reads its boot parameters.
 pub const CMDLINE_FW_CFG_NAME: &str = "opt/vigil/cmdline";
-/// CPU model. `qemu64` is TCG's plain baseline (NX, no x2APIC).
-pub const QEMU_CPU: &str = "qemu64";
 /// Port on which `-s` makes QEMU's gdb stub listen.
 pub const GDB_PORT: u16 = 1234;
 
@@ -25,6 +23,9 @@ pub struct QemuArgs<'a> {
     pub smp: u32,
     /// Machine model.
     pub machine: Machine,
+    /// The CPU's local APIC interface (`-cpu`: `qemu64`, TCG's plain
+    /// baseline with NX, and `+x2apic` for x2APIC).
+    pub apic: Apic,
     /// Disk image to boot (BIOS or UEFI flavour).
     pub disk_image: &'a Path,
     /// OVMF firmware for a UEFI boot; `None` boots SeaBIOS.
@@ -50,7 +51,7 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
     let mut push = |items: &[&str]| out.extend(items.iter().map(OsString::from));
     push(&["-machine", args.machine.qemu_name()]);
     push(&["-accel", "tcg,thread=multi"]);
-    push(&["-cpu", QEMU_CPU]);
+    push(&["-cpu", args.apic.qemu_cpu()]);
     push(&["-smp", &args.smp.to_string()]);
     push(&["-m", &format!("{}M", memory_mib(args.smp))]);
     push(&["-serial", "stdio"]);
@@ -117,6 +118,7 @@ mod tests {
         QemuArgs {
             smp: 4,
             machine: Machine::Pc,
+            apic: Apic::Xapic,
             disk_image: Path::new("/tmp/run/disk.img"),
             ovmf: None,
             monitor_socket: Path::new("/tmp/run/monitor.sock"),
@@ -147,6 +149,13 @@ mod tests {
         assert!(args.contains(&OsString::from(
             "name=opt/vigil/cmdline,string=mode=test seed=7"
         )));
+    }
+
+    #[test]
+    fn x2apic_is_a_cpu_flag() {
+        let mut args = base(&[]);
+        args.apic = Apic::X2apic;
+        assert!(render(&args).contains(" -cpu qemu64,+x2apic -smp 4 "));
     }
 
     #[test]

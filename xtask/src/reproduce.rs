@@ -2,13 +2,15 @@
 //! core count, build (profile and features) and kernel parameters
 //! (including the seed).
 
+use crate::args::Apic;
 use crate::kernel_build::BuildConfig;
 
-/// `cargo xtask run --smp N [--release] [--features F] [--timeout-s S]
-/// key=value ...`.
+/// `cargo xtask run --smp N [--apic x2apic] [--release] [--features F]
+/// [--timeout-s S] key=value ...`.
 pub fn reproduce_command(
     build: &BuildConfig,
     smp: u32,
+    apic: Apic,
     timeout_s: Option<u64>,
     params: &[String],
 ) -> String {
@@ -19,6 +21,10 @@ pub fn reproduce_command(
         "--smp".to_string(),
         smp.to_string(),
     ];
+    if apic != Apic::default() {
+        words.push("--apic".to_string());
+        words.push(apic.to_string());
+    }
     if build.release {
         words.push("--release".to_string());
     }
@@ -48,11 +54,11 @@ mod tests {
         };
         let params = vec!["seed=7".to_string(), "chaos=on".to_string()];
         assert_eq!(
-            reproduce_command(&build, 16, Some(600), &params),
+            reproduce_command(&build, 16, Apic::Xapic, Some(600), &params),
             "cargo xtask run --smp 16 --release --features idle-poll --timeout-s 600 seed=7 chaos=on"
         );
         assert_eq!(
-            reproduce_command(&BuildConfig::default(), 4, None, &[]),
+            reproduce_command(&BuildConfig::default(), 4, Apic::Xapic, None, &[]),
             "cargo xtask run --smp 4"
         );
     }

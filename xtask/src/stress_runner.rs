@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::{self, Feature, IpiFault, Pool, WakePolicy, Watchdog};
+use crate::args::{self, Apic, Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::error::{Result, XtaskError};
 use crate::ipi_oracle::IpiOracleCheck;
 use crate::job_pool::run_jobs;
@@ -67,6 +67,8 @@ pub struct StressConfig {
     pub stop_at_first_failure: bool,
     /// Boot only this slice of the plan (`--shard K/N`).
     pub shard: Option<Shard>,
+    /// The CPU's local APIC interface in every boot.
+    pub apic: Apic,
 }
 
 impl StressConfig {
@@ -91,6 +93,7 @@ impl StressConfig {
             jobs: default_jobs(),
             stop_at_first_failure: false,
             shard: None,
+            apic: Apic::Xapic,
         }
     }
 
@@ -200,7 +203,7 @@ impl StressConfig {
                     smp,
                     run: run + 1,
                     seed,
-                    reproduce: reproduce_command(&self.build, smp, None, &params),
+                    reproduce: reproduce_command(&self.build, smp, self.apic, None, &params),
                     params,
                 });
             }
@@ -306,6 +309,7 @@ fn boot(config: &StressConfig, kernel: &KernelArtifacts, planned: PlannedRun) ->
         registers_on_timeout: true,
         stall_s: Some(config.stall_s),
         ipi_oracle: config.ipi_oracle,
+        apic: config.apic,
         ..RunConfig::default()
     };
     let outcome = match qemu::run(&run_config, kernel) {

@@ -23,6 +23,7 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
     }
     let mut config = BenchConfig::standard(args.smp.clone(), args.runs);
     config.grid_timeout_s = args.grid_timeout_s;
+    config.apic = args.apic;
     if !args.sections.is_empty() {
         config.sections = crate::bench_plan::Section::ALL
             .into_iter()

@@ -16,6 +16,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let config = RunConfig {
         smp: args.smp,
         machine: args.machine,
+        apic: args.apic,
         uefi: args.uefi,
         timeout_s: if args.gdb { None } else { Some(args.timeout_s) },
         gdb: args.gdb,

@@ -47,6 +47,7 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
         timeout_s: args.timeout_s,
         jobs: args.jobs.unwrap_or_else(default_jobs),
         shard: args.shard,
+        apic: args.apic,
         ..defaults
     }
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::process::Command;
 
-use crate::args::Feature;
+use crate::args::{Apic, Feature};
 use crate::cli::TestArgs;
 use crate::commands::mutants;
 use crate::error::{Result, XtaskError};
@@ -30,6 +30,10 @@ use crate::workspace::{
 /// default policy).
 pub const KERNEL_TEST_SMP: [u32; 3] = [1, 4, 32];
 
+/// Core counts the whole in-kernel suite is also booted with in x2APIC
+/// mode (`-cpu qemu64,+x2apic`).
+pub const KERNEL_TEST_X2APIC_SMP: [u32; 2] = [4, 32];
+
 /// One boot of the in-kernel suite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelSuite {
@@ -39,12 +43,16 @@ pub struct KernelSuite {
     pub build: BuildConfig,
     /// Cores.
     pub smp: u32,
+    /// The CPU's local APIC interface (the kernel must say it runs in
+    /// that mode).
+    pub apic: Apic,
     /// Boot parameters (`mode=test` and more).
     pub params: Vec<String>,
 }
 
 /// Every in-kernel suite run: the whole suite at each of
-/// [`KERNEL_TEST_SMP`], the scheduler tests under `always-ipi` at 4 cores,
+/// [`KERNEL_TEST_SMP`] in xAPIC mode and at [`KERNEL_TEST_X2APIC_SMP`] in
+/// x2APIC mode, the scheduler tests under `always-ipi` at 4 cores,
 /// the scheduler tests of the stealing pool on one core (its one worker
 /// is the caller; one core's default pool is the pinned one), and the
 /// scheduler tests of the `idle-poll` build at 2 cores.
@@ -53,6 +61,7 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
         name,
         build,
         smp,
+        apic: Apic::Xapic,
         params: params.iter().map(|param| param.to_string()).collect(),
     };
     let mut suites: Vec<KernelSuite> = KERNEL_TEST_SMP
@@ -66,6 +75,17 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
             )
         })
         .collect();
+    for smp in KERNEL_TEST_X2APIC_SMP {
+        suites.push(KernelSuite {
+            apic: Apic::X2apic,
+            ..suite(
+                format!("kernel smp={smp} x2apic"),
+                BuildConfig::default(),
+                smp,
+                &["mode=test"],
+            )
+        });
+    }
     suites.push(suite(
         "kernel sched always-ipi smp=4".to_string(),
         BuildConfig::default(),
@@ -340,6 +360,7 @@ fn kernel_suite_step(suite: &KernelSuite, kernel: &KernelArtifacts) -> StepResul
     ));
     let config = RunConfig {
         smp: suite.smp,
+        apic: suite.apic,
         timeout_s: Some(KERNEL_SUITE_TIMEOUT_S),
         params: suite.params.clone(),
         echo: true,
@@ -357,11 +378,19 @@ fn kernel_suite_step(suite: &KernelSuite, kernel: &KernelArtifacts) -> StepResul
                 print!("{}", examination.report());
             }
             let report = KernelSuiteReport::parse(&outcome.serial);
-            let (counts, problem) = kernel_suite_counts(outcome.verdict, &report);
+            let (mut counts, problem) = kernel_suite_counts(outcome.verdict, &report);
+            // The mode asked for must be the mode the kernel ran in (a CPU
+            // flag QEMU ignored would test xAPIC twice).
+            let mode = suite.apic.boot_line_mode();
+            let wrong_mode = (!outcome.serial.contains(mode)).then(|| {
+                counts.failed += 1;
+                format!("the kernel's boot line does not say `{mode}`")
+            });
             StepResult {
                 name,
                 counts,
                 problem: problem
+                    .or(wrong_mode)
                     .or_else(|| (!outcome.verdict.is_success()).then(|| outcome.reason())),
             }
         }
@@ -508,6 +537,8 @@ mod tests {
             ("debug", 1, "mode=test"),
             ("debug", 4, "mode=test"),
             ("debug", 32, "mode=test"),
+            ("debug", 4, "mode=test"),
+            ("debug", 32, "mode=test"),
             ("debug", 4, "mode=test test=sched policy=always-ipi"),
             ("debug", 1, "mode=test test=sched pool=steal"),
             ("debug-idle-poll", 2, "mode=test test=sched"),
@@ -520,7 +551,13 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         // No policy for the idle-poll build: it would be rejected.
-        assert!(suites[5].params.iter().all(|p| !p.starts_with("policy=")));
+        assert!(suites[7].params.iter().all(|p| !p.starts_with("policy=")));
+        let x2apic: Vec<u32> = suites
+            .iter()
+            .filter(|suite| suite.apic == Apic::X2apic)
+            .map(|suite| suite.smp)
+            .collect();
+        assert_eq!(x2apic, [4, 32]);
     }
 
     #[test]
