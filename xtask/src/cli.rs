@@ -90,7 +90,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub gdb: bool,
     /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
-    /// fail the run if the guest's own count differs (xAPIC mode).
+    /// fail the run if the guest's own count differs.
     #[arg(long)]
     pub ipi_oracle: bool,
     /// Kernel boot parameters, `key=value` each (e.g. `workload=laplace size=64`).
@@ -129,7 +129,7 @@ pub struct StressArgs {
     #[arg(long, value_enum)]
     pub fault: Option<args::IpiFault>,
     /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
-    /// fail a boot whose own count differs (xAPIC mode).
+    /// fail a boot whose own count differs.
     #[arg(long)]
     pub ipi_oracle: bool,
     /// Fork-join pool (`pool=`; kernel default: `steal` on 2 or more

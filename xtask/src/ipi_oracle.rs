@@ -1,30 +1,46 @@
 //! The hypervisor as an oracle for the guest's IPI counts: QEMU traces
-//! every write to the xAPIC's MMIO page (`-trace enable=apic_mem_writel`,
-//! the `log` trace backend of Debian's build, to a file with `-D`); the
-//! wake IPIs are the writes of the ICR's low half (offset 0x300) with the
-//! wake vector, fixed delivery and no destination shorthand. Their number
-//! must equal the guest's own count of wake IPIs sent (the sum over cores
-//! of `wake_ipis_to` in `VIGIL-STATS`, counted by the senders at the ICR
-//! write), in every boot.
+//! every write to a local APIC register (the `log` trace backend of
+//! Debian's build, to a file with `-D`); the wake IPIs are the writes of the
+//! ICR's low half with the wake vector, fixed delivery and no destination
+//! shorthand. Their number must equal the guest's own count of wake IPIs
+//! sent (the sum over cores of `wake_ipis_to` in `VIGIL-STATS`, counted by
+//! the senders at the ICR write), in every boot.
+//!
+//! The trace event is QEMU's: 7.2 has `apic_mem_writel` (xAPIC MMIO writes
+//! only, `apic_mem_writel 0x300 = 0x00004040`, a byte offset); 10 has
+//! `apic_register_write` for MMIO and x2APIC MSR writes alike
+//! (`apic_register_write register 0x30 = 0x4040`, a register index, and in
+//! x2APIC mode a 64-bit ICR with the destination in its high half), so
+//! under QEMU 10 the oracle also checks x2APIC boots.
 //!
 //! Per destination the trace cannot say: the xAPIC takes the destination
 //! in a separate register (ICR high, offset 0x310), the trace line carries
 //! no vCPU, and the kernel rewrites ICR high only when a core's destination
-//! changes. So the comparison is of totals. Under QEMU 7.2 TCG there is no
-//! x2APIC; an x2APIC ICR write (one MSR, destination included) is not an
-//! MMIO write and is not counted here (the oracle says so instead of
-//! comparing).
+//! changes. So the comparison is of totals.
 
 use serde::{Deserialize, Serialize};
 
 use crate::vigil_stats::VigilStats;
 
-/// The QEMU trace event the oracle enables.
-pub const TRACE_EVENT: &str = "apic_mem_writel";
+/// QEMU 7.2's trace event of xAPIC MMIO writes.
+pub const TRACE_EVENT_MMIO: &str = "apic_mem_writel";
+/// QEMU 10's trace event of every APIC register write (MMIO and MSR).
+pub const TRACE_EVENT_REGISTER: &str = "apic_register_write";
+
+/// The trace event of the QEMU of this `major` version.
+pub fn trace_event(major: Option<u32>) -> &'static str {
+    match major {
+        Some(major) if major < 10 => TRACE_EVENT_MMIO,
+        _ => TRACE_EVENT_REGISTER,
+    }
+}
 /// The kernel's wake vector (`arch/x86_64/interrupt_vectors.rs`).
 pub const WAKE_VECTOR: u32 = 0x40;
-/// xAPIC register offset of the ICR's low half.
+/// xAPIC register offset of the ICR's low half (in `apic_mem_writel`).
 const ICR_LOW_OFFSET: u64 = 0x300;
+/// Its register index (offset / 16, and the x2APIC MSR's low byte: 0x830),
+/// in `apic_register_write`.
+const ICR_REGISTER: u64 = 0x30;
 
 /// Whether `icr_low` sends the wake vector, fixed delivery, to one
 /// destination (no shorthand).
@@ -35,17 +51,27 @@ fn is_wake_ipi(icr_low: u32) -> bool {
     vector == WAKE_VECTOR && delivery_mode == 0 && shorthand == 0
 }
 
-/// Counts the wake IPIs in a QEMU trace log (lines
-/// `apic_mem_writel 0x300 = 0x00004040`; other lines are ignored).
+/// Counts the wake IPIs in a QEMU trace log (lines of either event, see
+/// the module; other lines are ignored).
 pub fn count_wake_ipis(trace: &str) -> u64 {
     trace
         .lines()
         .filter_map(|line| {
-            let rest = line.split(TRACE_EVENT).nth(1)?;
-            let (addr, value) = rest.split_once('=')?;
-            let addr = u64::from_str_radix(addr.trim().trim_start_matches("0x"), 16).ok()?;
-            let value = u32::from_str_radix(value.trim().trim_start_matches("0x"), 16).ok()?;
-            (addr & 0xfff == ICR_LOW_OFFSET && is_wake_ipi(value)).then_some(())
+            let (is_icr, rest): (fn(u64) -> bool, &str) =
+                if let Some(rest) = line.split(TRACE_EVENT_REGISTER).nth(1) {
+                    (
+                        |register| register == ICR_REGISTER,
+                        rest.trim().strip_prefix("register")?,
+                    )
+                } else {
+                    let rest = line.split(TRACE_EVENT_MMIO).nth(1)?;
+                    (|offset| offset & 0xfff == ICR_LOW_OFFSET, rest)
+                };
+            let (where_, value) = rest.split_once('=')?;
+            let where_ = u64::from_str_radix(where_.trim().trim_start_matches("0x"), 16).ok()?;
+            let value = u64::from_str_radix(value.trim().trim_start_matches("0x"), 16).ok()?;
+            // The ICR's low half (x2APIC: the low 32 bits of the MSR).
+            (is_icr(where_) && is_wake_ipi(value as u32)).then_some(())
         })
         .count() as u64
 }
@@ -101,6 +127,25 @@ mod tests {
                      apic_mem_writel 0x300 = 0x00004040\n\
                      some other line\n";
         assert_eq!(count_wake_ipis(trace), 2);
+    }
+
+    #[test]
+    fn qemu_10_register_writes_count_in_both_apic_modes() {
+        // A real excerpt (2 cores, QEMU 10.0.2, x2APIC): SVR, EOI, the
+        // INIT and SIPIs, wake IPIs to APIC id 0 and to APIC id 1 (64-bit
+        // ICR, destination in the high half), the timer's initial count.
+        let trace = "apic_register_write register 0x0f = 0x1ff\n\
+                     apic_register_write register 0x0b = 0x0\n\
+                     apic_register_write register 0x30 = 0xc4500\n\
+                     apic_register_write register 0x30 = 0xc4608\n\
+                     apic_register_write register 0x30 = 0x4040\n\
+                     apic_register_write register 0x30 = 0x100004040\n\
+                     apic_register_write register 0x30 = 0x4031\n\
+                     apic_register_write register 0x38 = 0x13379c\n\
+                     apic_register_write register 0x31 = 0x0\n";
+        assert_eq!(count_wake_ipis(trace), 2);
+        assert_eq!(trace_event(Some(7)), TRACE_EVENT_MMIO);
+        assert_eq!(trace_event(Some(10)), TRACE_EVENT_REGISTER);
     }
 
     #[test]

@@ -110,11 +110,6 @@ impl RunConfig {
         for param in &self.params {
             args::parse_param(param).map_err(XtaskError::Usage)?;
         }
-        if self.ipi_oracle && self.apic == Apic::X2apic {
-            return Err(XtaskError::usage(
-                "the IPI oracle counts xAPIC ICR writes (MMIO) in QEMU's trace; in x2APIC mode IPIs are MSR writes it does not see: leave out --ipi-oracle or use --apic xapic",
-            ));
-        }
         Ok(())
     }
 }
@@ -299,7 +294,14 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         monitor_socket: &monitor_socket,
         params: &config.params,
         gdb: config.gdb,
-        ipi_trace: config.ipi_oracle.then_some(trace_file.as_path()),
+        ipi_trace: config.ipi_oracle.then(|| {
+            (
+                trace_file.as_path(),
+                crate::ipi_oracle::trace_event(
+                    crate::install::qemu_version().map(|(major, _)| major),
+                ),
+            )
+        }),
     }));
     let command_line = display_command(&command);
     if config.echo {
@@ -375,15 +377,11 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
 }
 
 /// Compares QEMU's trace with the guest's statistics: `None` when the
-/// guest printed none (a failed boot) or ran in x2APIC mode (its ICR
-/// writes are MSR writes, not in this trace).
+/// guest printed none (a failed boot).
 fn ipi_oracle_check(trace_file: &Path, serial: &str) -> Result<Option<IpiOracleCheck>> {
     let Some(Ok(stats)) = VigilStats::find_in(serial) else {
         return Ok(None);
     };
-    if serial.contains("x2APIC mode") {
-        return Ok(None);
-    }
     let trace = fs::read_to_string(trace_file).map_err(|err| {
         XtaskError::failed(format!(
             "reading QEMU's trace {}: {err} (does this QEMU have the log trace backend?)",

@@ -36,8 +36,9 @@ pub struct QemuArgs<'a> {
     pub params: &'a [String],
     /// Start the gdb stub and wait for gdb before running (`-s -S`).
     pub gdb: bool,
-    /// Trace the LAPIC's MMIO writes to this file (the IPI oracle).
-    pub ipi_trace: Option<&'a Path>,
+    /// Trace the LAPIC's register writes to this file with this QEMU trace
+    /// event (the IPI oracle).
+    pub ipi_trace: Option<(&'a Path, &'a str)>,
 }
 
 /// QEMU's option parser splits on `,`; a literal comma is written `,,`.
@@ -92,11 +93,8 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
     if args.gdb {
         push(&["-s", "-S"]);
     }
-    if let Some(trace) = args.ipi_trace {
-        push(&[
-            "-trace",
-            &format!("enable={}", crate::ipi_oracle::TRACE_EVENT),
-        ]);
+    if let Some((trace, event)) = args.ipi_trace {
+        push(&["-trace", &format!("enable={event}")]);
         push(&["-D", &trace.to_string_lossy()]);
     }
     out
