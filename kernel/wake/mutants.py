@@ -346,12 +346,12 @@ STEAL_MUTATIONS = [
     (
         "steal-publish-wakes-nobody",
         "src/steal.rs",
-        """        let woke = if added > 0 {
+        """            shared.searching.remove(me);
             choose_searcher(&mut shared, me)
-        } else {
-            None
-        };""",
-        "        let woke = None; // MUTANT",
+""",
+        """            shared.searching.remove(me);
+            None // MUTANT: publish wakes nobody
+""",
         None,
     ),
     (

@@ -71,7 +71,8 @@ fn quick_bench_writes_every_field() {
     );
 
     // 1 run of: the 5 quick variants x 2 core counts, sync-heavy and
-    // compute-heavy, + 3 x 2 (idle: no pinned pool, no floor).
+    // compute-heavy, + 3 x 2 (idle: sm-steal, always-ipi and idle-poll;
+    // no sm-pinned, no floor).
     let runs = json["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 26, "{}", json["runs"]);
     for run in runs {
@@ -142,19 +143,17 @@ fn quick_bench_writes_every_field() {
                 other => panic!("unexpected variant {other}"),
             };
             assert_eq!(run["stats"]["policy"], expected_policy, "{run}");
-            if section != "idle" {
-                // The kernel's pool line: which pool ran the rounds, and
-                // how many distinct cores ran each (at least one).
-                let expected_pool = match variant {
-                    "sm-pinned" | "sm-pinned-backoff-off" | "always-ipi" => "pinned",
-                    _ => "steal",
-                };
-                assert_eq!(run["pool"]["kind"], expected_pool, "{run}");
-                assert!(
-                    run["pool"]["cores_per_round_median"].as_u64().unwrap() >= 1,
-                    "{run}"
-                );
-            }
+            // The kernel's pool line: which pool ran the rounds, and
+            // how many distinct cores ran each (at least one).
+            let expected_pool = match variant {
+                "sm-pinned" | "sm-pinned-backoff-off" | "always-ipi" => "pinned",
+                _ => "steal",
+            };
+            assert_eq!(run["pool"]["kind"], expected_pool, "{run}");
+            assert!(
+                run["pool"]["cores_per_round_median"].as_u64().unwrap() >= 1,
+                "{run}"
+            );
             for core in run["stats"]["cores"].as_array().unwrap() {
                 assert_fields(
                     core,

@@ -18,7 +18,7 @@ use crate::reproduce::reproduce_command;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Variant {
     /// Release build, `policy=state-machine pool=steal`: the kernel's
-    /// defaults, spelled out; the reference of the ratios.
+    /// defaults from 2 cores, spelled out; the reference of the ratios.
     #[serde(rename = "sm-steal")]
     StateMachine,
     /// Release build, `policy=state-machine pool=pinned`.
@@ -263,8 +263,8 @@ pub const SYNC_GRID: Grid = Grid {
     size: 64,
     iterations: 1000,
 };
-/// Compute-heavy grid: 512×512, 200 iterations (about 1.0 s of guest time
-/// at 1 core per 100 iterations in a release build under TCG here).
+/// Compute-heavy grid: 512×512, 200 iterations (about 1.6 s of guest time
+/// at 1 core in a release build under TCG here).
 pub const COMPUTE_GRID: Grid = Grid {
     size: 512,
     iterations: 200,
@@ -289,6 +289,23 @@ impl BenchConfig {
             grid_timeout_s: GRID_TIMEOUT_S,
             seed: 1,
             apic: Apic::Xapic,
+        }
+    }
+
+    /// Usage errors: a core count whose pinned or floor boots would not fit
+    /// the sync-heavy grid (every core gets a row of it).
+    pub fn validate(&self) -> crate::error::Result<()> {
+        let size = self.sync_grid.size;
+        let pinned = self
+            .variants
+            .iter()
+            .any(|variant| variant.pool() != Some(Pool::Steal));
+        match self.smp.iter().find(|&&smp| smp + 2 > size) {
+            Some(&smp) if pinned => Err(crate::error::XtaskError::usage(format!(
+                "bench --smp {smp}: the pinned and floor variants give every core a row of the {size}x{size} sync-heavy grid, so at most {} cores",
+                size - 2
+            ))),
+            _ => Ok(()),
         }
     }
 

@@ -123,7 +123,8 @@ pub struct StressArgs {
     /// In-guest watchdog scan period in ms, or `off` (default 20).
     #[arg(long, value_name = "MS|off", value_parser = args::parse_watchdog)]
     pub watchdog_ms: Option<Watchdog>,
-    /// Inject a fault into every boot (`fault=`, at a seeded round): every
+    /// Inject a fault into every boot (`fault=`; the IPI faults at a seeded
+    /// round, stranded-steal from round 10 on): every
     /// boot must then be caught, as a lost wakeup, stranded stealable work
     /// or a stuck core.
     #[arg(long, value_enum)]
@@ -355,6 +356,11 @@ mod tests {
             Some(crate::stress_shard::Shard { index: 2, count: 3 })
         );
         assert!(stress.action.is_none());
+        let err = crate::commands::stress::check_shard_seed(&stress).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("needs --seed"), "{err}");
+        let seeded = stress_args(&["stress", "--shard", "2/3", "--seed", "9"]);
+        assert!(crate::commands::stress::check_shard_seed(&seeded).is_ok());
         let stress = stress_args(&["stress", "merge", "a.json", "b.json", "--json", "all.json"]);
         let Some(StressAction::Merge(merge)) = stress.action else {
             panic!("not a merge: {stress:?}");

@@ -1,8 +1,8 @@
 //! Host dependency check: QEMU (at least [`MIN_QEMU_MAJOR`]) and (for UEFI
 //! boots) OVMF. Installs them with apt-get when we are root and apt-get
-//! exists, QEMU from Debian's `bookworm-backports` (bookworm itself has
-//! 7.2, whose TCG has no x2APIC); otherwise says which Debian package is
-//! missing or too old and how to get it (exit status 2).
+//! exists, on Debian bookworm QEMU from its `bookworm-backports` suite
+//! (bookworm itself has 7.2, whose TCG has no x2APIC); otherwise says which
+//! Debian package is missing or too old and how to get it (exit status 2).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -15,8 +15,9 @@ use crate::workspace::display_command;
 pub const QEMU_BINARY: &str = "qemu-system-x86_64";
 /// Debian package that provides [`QEMU_BINARY`].
 pub const QEMU_PACKAGE: &str = "qemu-system-x86";
-/// The oldest QEMU the project boots with: 10, the first whose TCG offers
-/// x2APIC (`-cpu qemu64,+x2apic`), which the suite tests.
+/// The oldest QEMU the project boots with: 10, what bookworm-backports
+/// has and what the suite is tested on (its TCG offers x2APIC, `-cpu
+/// qemu64,+x2apic`, which the suite tests; 7.2's does not).
 pub const MIN_QEMU_MAJOR: u32 = 10;
 /// The Debian suite that has it for bookworm.
 pub const BACKPORTS_SUITE: &str = "bookworm-backports";
@@ -24,8 +25,10 @@ pub const BACKPORTS_SUITE: &str = "bookworm-backports";
 pub const BACKPORTS_SOURCES_FILE: &str = "/etc/apt/sources.list.d/vigil-bookworm-backports.sources";
 /// Its contents (deb822).
 pub const BACKPORTS_SOURCES: &str = "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
-/// The apt preferences that take only QEMU's packages from backports
-/// (backports' default priority, 100, keeps everything else on bookworm).
+/// The apt preferences that keep QEMU's packages tracking backports on
+/// later upgrades (backports' default priority, 100, keeps everything else
+/// on bookworm). The install itself uses `-t bookworm-backports`, which
+/// takes QEMU and the libraries it needs from backports.
 pub const BACKPORTS_PIN_FILE: &str = "/etc/apt/preferences.d/vigil-qemu-backports";
 /// Its contents.
 pub const BACKPORTS_PIN: &str = "Package: qemu-system-x86 qemu-system-common qemu-system-data qemu-system-gui qemu-utils seabios ipxe-qemu\nPin: release n=bookworm-backports\nPin-Priority: 500\n";
@@ -85,7 +88,7 @@ fn qemu_problem() -> Option<String> {
     match qemu_version() {
         Some((major, _)) if major >= MIN_QEMU_MAJOR => None,
         Some((major, minor)) => Some(format!(
-            "QEMU {major}.{minor} is older than {MIN_QEMU_MAJOR} (the first whose TCG offers x2APIC)"
+            "QEMU {major}.{minor} is older than {MIN_QEMU_MAJOR} (the suite tests x2APIC under TCG, which 7.2 lacks)"
         )),
         None => Some(format!("`{QEMU_BINARY} --version` printed no version")),
     }
@@ -121,17 +124,19 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
             missing.join(" ")
         )));
     }
-    add_backports()?;
+    // Only bookworm has (and needs) bookworm-backports; elsewhere the
+    // release's own QEMU is installed and checked.
+    let bookworm = is_debian_bookworm();
+    if bookworm {
+        add_backports()?;
+    }
     // Install both: a UEFI boot after a BIOS one should not need a second round.
     let packages = [QEMU_PACKAGE, OVMF_PACKAGE];
     run_apt(&["update"])?;
-    let mut install = vec![
-        "install",
-        "-y",
-        "--no-install-recommends",
-        "-t",
-        BACKPORTS_SUITE,
-    ];
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    if bookworm {
+        install.extend(["-t", BACKPORTS_SUITE]);
+    }
     install.extend(packages);
     run_apt(&install)?;
     let still_missing = missing_packages(uefi);
@@ -148,8 +153,17 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
     }
 }
 
-/// Adds the backports suite and the pin that takes only QEMU from it,
-/// unless they are there.
+/// Whether this is Debian 12 (`VERSION_CODENAME=bookworm` in
+/// `/etc/os-release`).
+fn is_debian_bookworm() -> bool {
+    std::fs::read_to_string("/etc/os-release").is_ok_and(|text| {
+        text.lines()
+            .any(|line| line.trim() == "VERSION_CODENAME=bookworm")
+    })
+}
+
+/// Adds the backports suite and the pin for QEMU's packages, unless they
+/// are there.
 fn add_backports() -> Result<()> {
     for (path, contents) in [
         (BACKPORTS_SOURCES_FILE, BACKPORTS_SOURCES),
@@ -199,8 +213,23 @@ mod tests {
             Some((7, 2))
         );
         assert_eq!(parse_qemu_version("something else"), None);
-        assert!(BACKPORTS_SOURCES.contains("Suites: bookworm-backports"));
-        assert!(BACKPORTS_PIN.contains("Pin: release n=bookworm-backports"));
+    }
+
+    /// `.ci/run` writes the same sources entry and pin as this installer
+    /// (a shell `printf` of the same text), so the two cannot drift.
+    #[test]
+    fn ci_run_writes_the_same_backports_files() {
+        let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../.ci/run"))
+            .expect(".ci/run");
+        for (path, contents) in [
+            (BACKPORTS_SOURCES_FILE, BACKPORTS_SOURCES),
+            (BACKPORTS_PIN_FILE, BACKPORTS_PIN),
+        ] {
+            let printf = format!("printf '{}'", contents.replace('\n', "\\n"));
+            assert!(ci.contains(&printf), ".ci/run lacks {printf}");
+            assert!(ci.contains(&format!("> {path}")), ".ci/run lacks > {path}");
+        }
+        assert!(ci.contains(&format!("-t {BACKPORTS_SUITE} qemu-system-x86 ovmf")));
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub struct RunOutcome {
     pub marks: Vec<LineMark>,
     /// QEMU's count of wake IPIs against the guest's, when
     /// [`RunConfig::ipi_oracle`] asked for it and the guest printed its
-    /// statistics in xAPIC mode.
+    /// statistics (either APIC mode).
     pub ipi_oracle: Option<IpiOracleCheck>,
 }
 
@@ -294,14 +294,9 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         monitor_socket: &monitor_socket,
         params: &config.params,
         gdb: config.gdb,
-        ipi_trace: config.ipi_oracle.then(|| {
-            (
-                trace_file.as_path(),
-                crate::ipi_oracle::trace_event(
-                    crate::install::qemu_version().map(|(major, _)| major),
-                ),
-            )
-        }),
+        ipi_trace: config
+            .ipi_oracle
+            .then(|| (trace_file.as_path(), crate::ipi_oracle::trace_event())),
     }));
     let command_line = display_command(&command);
     if config.echo {

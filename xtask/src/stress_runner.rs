@@ -22,6 +22,12 @@ use crate::stress_shard::Shard;
 use crate::stuck_cores::GuestExamination;
 use crate::vigil_stats::VigilStats;
 
+/// The first fork-join round `fault=stranded-steal` may strand (kernel
+/// `sched::steal_join::STRANDED_ROUND`).
+pub const STRANDED_ROUND: u64 = 10;
+/// The kernel's default Laplace grid side (`size=`).
+pub const DEFAULT_GRID_SIZE: u32 = 64;
+
 /// Default seconds without serial output before a guest counts as stuck.
 pub const DEFAULT_STALL_S: u64 = 60;
 /// Default limit on one boot, however chatty.
@@ -151,6 +157,23 @@ impl StressConfig {
                 return Err(XtaskError::usage(
                     "--fault stranded-steal needs cores that halt: an idle-poll build's spinning cores take the chunks",
                 ));
+            }
+            if self
+                .iterations
+                .is_some_and(|iterations| u64::from(iterations) < STRANDED_ROUND)
+            {
+                return Err(XtaskError::usage(format!(
+                    "--fault stranded-steal strands a round from round {STRANDED_ROUND} on: --iterations must be at least {STRANDED_ROUND}"
+                )));
+            }
+        }
+        if self.pool == Some(Pool::Pinned) {
+            let size = self.size.unwrap_or(DEFAULT_GRID_SIZE);
+            if let Some(&smp) = self.smp.iter().find(|&&smp| smp + 2 > size) {
+                return Err(XtaskError::usage(format!(
+                    "--pool pinned gives every core a row of the grid: {smp} cores need --size {} or more (the grid is {size})",
+                    smp + 2
+                )));
             }
         }
         for (value, parse) in [
@@ -458,6 +481,22 @@ mod tests {
             StressConfig {
                 fault: Some(IpiFault::StrandedSteal),
                 smp: vec![1, 4],
+                ..config()
+            },
+            StressConfig {
+                fault: Some(IpiFault::StrandedSteal),
+                iterations: Some(9),
+                ..config()
+            },
+            StressConfig {
+                pool: Some(Pool::Pinned),
+                smp: vec![4, 63],
+                ..config()
+            },
+            StressConfig {
+                pool: Some(Pool::Pinned),
+                smp: vec![16],
+                size: Some(17),
                 ..config()
             },
         ] {

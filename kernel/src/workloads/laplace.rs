@@ -1,5 +1,6 @@
 //! Laplace: Jacobi iteration on an N×N grid with fixed boundary values, one
-//! fork-join round per iteration over row blocks (one worker task per core),
+//! fork-join round per iteration over row blocks (one per core with the
+//! pinned pool, chunks of about [`MIN_CHUNK_POINTS`] with the stealing one),
 //! then the residual and a checksum of the final grid.
 //!
 //! The arithmetic is integer fixed point so the result is bit-for-bit the
@@ -34,7 +35,8 @@ pub struct LaplaceReport {
     pub size: usize,
     /// Iterations run.
     pub iterations: usize,
-    /// Worker count (cores).
+    /// Row blocks per round (`workers=` in the result line: the pinned
+    /// pool's workers, or the stealing pool's chunks).
     pub workers: usize,
     /// Wall time of the iterations, TSC-measured, in µs.
     pub elapsed_us: u64,
@@ -217,7 +219,9 @@ pub fn worker_count(size: usize) -> usize {
     cores::count().min(size - 2).max(1)
 }
 
-/// The least work, in grid points, of one stealable chunk. A chunk costs a
+/// About how much work, in grid points, one stealable chunk has (the grid's
+/// interior is split evenly into whole rows, so a chunk can be a little
+/// under it: 2 chunks of 31 rows of 62 points for 64×64). A chunk costs a
 /// lock, a queue pop, a latch count and, for a core woken to run it, a
 /// search wake, besides its rows. Measured here (2 host cores, TCG, release,
 /// sync-heavy 64×64): with one chunk per core the grid at 32 vCPUs was 32

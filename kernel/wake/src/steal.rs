@@ -32,7 +32,8 @@
 //!
 //! ## Why no stealable work is stranded
 //!
-//! The queue, the idle set and the searcher slot live under **one lock**,
+//! The queue, the idle set, the searcher slot and the set of cores that
+//! published since they last looked live under **one lock**,
 //! so every step above is one atomic transition and the argument is about
 //! states, not interleavings. Invariant, at every unlock: *the queue is
 //! empty, or some core is not registered idle* (it is running, and will
@@ -80,8 +81,10 @@ struct Shared<T> {
     /// an `Option`, so that a rule that chose a second searcher would show
     /// as two (the model's herd check counts them).
     searching: CoreSet,
-    /// Cores that published and have not looked at the pool since: running
-    /// their task, so chosen to search last.
+    /// Cores that published and have not looked at the pool under its lock
+    /// since (a `take` on the fast path does not clear the mark): running
+    /// their task, so chosen to search last. Only *which* idle core is
+    /// chosen depends on it, never *whether* one is.
     publishers: CoreSet,
 }
 
@@ -206,8 +209,10 @@ impl<T> Stealable<T> {
     }
 
     /// Core `me` queues `items` and, if no core is searching and another
-    /// one is idle, chooses it as the searcher and calls `wake(core)` (after
-    /// the lock is released).
+    /// one is idle, chooses it as the searcher (one that has not published
+    /// since it last looked, if any) and calls `wake(core)` (after the lock
+    /// is released). If `me` itself held the searcher slot (chosen while
+    /// registered idle, now running), it gives the slot up first.
     pub fn publish(
         &self,
         me: usize,
@@ -221,14 +226,14 @@ impl<T> Stealable<T> {
         if shared.publishers.covers(me) {
             shared.publishers.insert(me);
         }
-        // Chosen while registered idle, and now running its task: its
-        // search wake would wait for that task. It hands the slot on
-        // (below); its wake still arrives, and only sends it to look.
-        shared.searching.remove(me);
         let before = shared.queue.len();
         shared.queue.extend(items);
         let added = shared.queue.len() - before;
         let woke = if added > 0 {
+            // Chosen while registered idle, and now running its task: its
+            // search wake would wait for that task. It hands the slot on;
+            // its wake still arrives, and only sends it to look.
+            shared.searching.remove(me);
             choose_searcher(&mut shared, me)
         } else {
             None

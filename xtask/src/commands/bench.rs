@@ -42,6 +42,7 @@ pub fn host_cores() -> u32 {
 /// running past its limit.
 pub fn run(args: &BenchArgs) -> Result<()> {
     let config = config_from_args(args);
+    config.validate()?;
     let plot_dir = args.plot.clone();
     let json_path = args
         .json

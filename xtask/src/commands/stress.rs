@@ -59,6 +59,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
     if let Some(StressAction::Merge(merge)) = &args.action {
         return run_merge(merge);
     }
+    check_shard_seed(args)?;
     let config = config_from_args(args);
     config.validate()?;
     ensure_qemu(false)?;
@@ -97,6 +98,18 @@ pub fn run(args: &StressArgs) -> Result<()> {
         args.json.as_deref(),
         &format!("in {:.0} s", started.elapsed().as_secs_f64()),
     )
+}
+
+/// A shard needs the campaign's seed: with the clock's, every machine
+/// would boot a slice of another campaign (and the merge refuse them
+/// after the boots).
+pub fn check_shard_seed(args: &StressArgs) -> Result<()> {
+    match (args.shard, args.seed) {
+        (Some(shard), None) => Err(XtaskError::usage(format!(
+            "--shard {shard} needs --seed SEED, the same on every shard (the default seed comes from the clock, so each machine would boot another campaign)"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `stress merge`: the whole campaign's table (and JSON) from its shards.
