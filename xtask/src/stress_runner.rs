@@ -289,6 +289,35 @@ pub struct StressRun {
     pub qemu_stderr: String,
 }
 
+impl StressRun {
+    /// A run with nothing from QEMU: no result, statistics, examination or
+    /// output (a boot that could not start, or a test's stand-in).
+    pub fn without_output(
+        planned: PlannedRun,
+        class: RunClass,
+        reason: String,
+        verdict: &str,
+    ) -> Self {
+        Self {
+            planned,
+            class,
+            reason,
+            verdict: verdict.to_string(),
+            elapsed_s: 0.0,
+            result: None,
+            checksum_checks: Vec::new(),
+            lost_wakeups: LostWakeups::default(),
+            stats: None,
+            stats_error: None,
+            examination: None,
+            ipi_oracle: None,
+            qemu_command: String::new(),
+            serial: String::new(),
+            qemu_stderr: String::new(),
+        }
+    }
+}
+
 /// Jobs when none are asked for: one per host core.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
@@ -338,23 +367,12 @@ fn boot(config: &StressConfig, kernel: &KernelArtifacts, planned: PlannedRun) ->
     let outcome = match qemu::run(&run_config, kernel) {
         Ok(outcome) => outcome,
         Err(err) => {
-            return StressRun {
+            return StressRun::without_output(
                 planned,
-                class: RunClass::Failed,
-                reason: format!("could not boot: {err}"),
-                verdict: "not run".to_string(),
-                elapsed_s: 0.0,
-                result: None,
-                checksum_checks: Vec::new(),
-                lost_wakeups: LostWakeups::default(),
-                stats: None,
-                stats_error: None,
-                examination: None,
-                ipi_oracle: None,
-                qemu_command: String::new(),
-                serial: String::new(),
-                qemu_stderr: String::new(),
-            };
+                RunClass::Failed,
+                format!("could not boot: {err}"),
+                "not run",
+            );
         }
     };
     let lost_wakeups = LostWakeups::parse(&outcome.serial);

@@ -169,7 +169,6 @@ mod tests {
     use super::*;
     use crate::args::WakePolicy;
     use crate::run_class::RunClass;
-    use crate::run_output::LostWakeups;
     use crate::stress_runner::PlannedRun;
 
     #[test]
@@ -214,23 +213,7 @@ mod tests {
     }
 
     fn ran(planned: PlannedRun, class: RunClass) -> StressRun {
-        StressRun {
-            planned,
-            class,
-            reason: String::new(),
-            verdict: "success".to_string(),
-            elapsed_s: 1.0,
-            result: None,
-            checksum_checks: Vec::new(),
-            lost_wakeups: LostWakeups::default(),
-            stats: None,
-            stats_error: None,
-            examination: None,
-            ipi_oracle: None,
-            qemu_command: String::new(),
-            serial: String::new(),
-            qemu_stderr: String::new(),
-        }
+        StressRun::without_output(planned, class, String::new(), "success")
     }
 
     fn shard_file(index: u32, count: u32) -> (PathBuf, StressFile) {
