@@ -193,25 +193,20 @@ const PROGRESS_EVERY_MS: u64 = 10_000;
 /// pass instead.
 pub fn check_grid_fits(size: usize, workload: &str) -> Result<(), alloc::string::String> {
     let cores = cores::count();
-    let pinned = workload == "floor" || fork_join::pool_kind() == fork_join::Pool::Pinned;
-    if pinned && size - 2 < cores {
-        let pool = if workload == "floor" {
-            "the floor"
-        } else {
-            "pool=pinned"
-        };
-        return Err(alloc::format!(
-            "workload={workload} size={size} has {} interior rows for {cores} cores, and {pool} gives every core at least one row: use size={} or more{}",
-            size - 2,
-            cores + 2,
-            if workload == "floor" {
-                ""
-            } else {
-                " (or pool=steal)"
-            }
-        ));
+    let floor = workload == "floor";
+    if !(floor || fork_join::pool_kind() == fork_join::Pool::Pinned) || size - 2 >= cores {
+        return Ok(());
     }
-    Ok(())
+    let (pool, alternative) = if floor {
+        ("the floor", "")
+    } else {
+        ("pool=pinned", " (or pool=steal)")
+    };
+    Err(alloc::format!(
+        "workload={workload} size={size} has {} interior rows for {cores} cores, and {pool} gives every core at least one row: use size={} or more{alternative}",
+        size - 2,
+        cores + 2,
+    ))
 }
 
 /// How many workers a grid of side `size` gets on this machine.
