@@ -254,8 +254,8 @@ LOGIC_MUTATIONS = [
     (
         "waker-ignores-halting",
         "src/idle_state.rs",
-        "State::Running => Notify::NoIpi(Elided::TargetRunning),",
-        "State::Running | State::Halting => Notify::NoIpi(Elided::TargetRunning),",
+        "State::Running => Notify::Skip(Elided::TargetRunning),",
+        "State::Running | State::Halting => Notify::Skip(Elided::TargetRunning),",
         None,
     ),
     (
@@ -310,15 +310,15 @@ DRIVER_MUTATIONS = [
         # false report).
         "notify-finished-before-ipi",
         "src/waker.rs",
-        "    if outcome.send_ipi() {\n"
+        "    if outcome.must_wake() {\n"
         "        hooks.before_ipi();\n"
-        "        platform.send_wake_ipi(target);\n"
+        "        platform.send_wake(target);\n"
         "    }\n"
         "    record.notify_finished();",
         "    record.notify_finished();\n"
-        "    if outcome.send_ipi() {\n"
+        "    if outcome.must_wake() {\n"
         "        hooks.before_ipi();\n"
-        "        platform.send_wake_ipi(target);\n"
+        "        platform.send_wake(target);\n"
         "    }",
         None,
     ),

@@ -66,7 +66,7 @@ fn core_fields(i: usize, core: &CoreSched) -> [(&'static str, u64); 19] {
     let wake_ipis_to = wake_ipi::sent_to(i);
     let with_work = get(&s.ipi_wakes_with_work);
     [
-        ("ipis_sent", c.ipis_sent),
+        ("ipis_sent", c.wakes_sent),
         ("elided_target_running", c.elided_target_running),
         ("elided_dont_sleep", c.elided_dont_sleep),
         ("elided_already_claimed", c.elided_already_claimed),

@@ -253,8 +253,8 @@ impl Task {
         let observed = outcome.observed.map_or(NO_OBSERVATION, State::as_raw);
         self.notify_observed.store(observed, Ordering::Relaxed);
         let action = match outcome.action {
-            Notify::SendIpi => 0,
-            Notify::NoIpi(why) => 1 + Elided::ALL.iter().position(|e| *e == why).unwrap_or(0) as u8,
+            Notify::Wake => 0,
+            Notify::Skip(why) => 1 + Elided::ALL.iter().position(|e| *e == why).unwrap_or(0) as u8,
         };
         self.notify_action.store(action, Ordering::Relaxed);
     }

@@ -40,7 +40,7 @@ use crate::state::State;
 ///
 /// // Core 0 gives core 1 a task; core 1 is halted, so core 0 must send the IPI.
 /// let outcome = cores[1].send(7, &cores[0]);
-/// assert!(outcome.send_ipi());
+/// assert!(outcome.must_wake());
 ///
 /// // Core 1's `hlt` returns (the IPI): back to running, drain.
 /// assert_eq!(halted.woke_up(&mut run_queue), 1);
@@ -104,6 +104,8 @@ impl<T> CoreWake<T> {
     /// Where the state byte ([`State::as_raw`]) and the inbox's item count
     /// (`usize`) live, for a host-side stuck-core detector that reads a hung
     /// guest's memory without its help: `(state_address, inbox_len_address)`.
+    /// Feature `test-hooks`.
+    #[cfg(feature = "test-hooks")]
     #[must_use]
     pub fn debug_addresses(&self) -> (usize, usize) {
         (self.idle.state_address(), self.inbox.len_address())
@@ -126,7 +128,7 @@ impl<T> CoreWake<T> {
 
     /// Gives this core `item` and runs the waker side of the protocol:
     /// push into this core's inbox, then decide whether this core needs an
-    /// IPI. On [`Notify::SendIpi`] the caller must send the wakeup IPI to
+    /// IPI. On [`Notify::Wake`] the caller must send the wakeup IPI to
     /// this core (after this call returns: the IPI must not overtake the
     /// push; with the xAPIC the ICR write is an uncached store, which x86
     /// does not reorder with earlier stores; with the x2APIC, whose ICR
@@ -153,11 +155,38 @@ impl<T> CoreWake<T> {
 
     /// [`send`](CoreWake::send) with `between` run after the push and before
     /// the notify decision: the kernel's chaos mode widens that window with
-    /// a random delay to provoke races. Same contract as `send`.
+    /// a random delay to provoke races. Same contract as `send`. Feature
+    /// `test-hooks`.
+    #[cfg(feature = "test-hooks")]
     pub fn send_with(&self, item: T, from: &CoreWake<T>, between: impl FnOnce()) -> NotifyOutcome {
         let pushed = self.push(item, from);
         between();
         self.notify(pushed, from)
+    }
+
+    /// Gives this core `item` from a producer that is not one of the cores
+    /// (an interrupt handler, a device thread, a client thread of a
+    /// user-space pool): the same push and decision as
+    /// [`send`](CoreWake::send), with what this producer did counted in
+    /// `counters`, a block the caller owns (one per producer: a block has a
+    /// single writer, see [`Counters`]). Never [`Elided::SelfTarget`].
+    ///
+    /// ```
+    /// use vigil_wake::{Commit, CoreWake, Counters, Policy};
+    ///
+    /// let core: CoreWake<&str> = CoreWake::new(Policy::StateMachine);
+    /// let device_thread = Counters::new();
+    /// // The core is running: no wake needed, one read of its state.
+    /// assert!(!core.submit("packet", &device_thread).must_wake());
+    /// assert_eq!(device_thread.snapshot().inbox_pushes, 1);
+    /// assert_eq!(device_thread.snapshot().wakes_sent, 0);
+    /// ```
+    pub fn submit(&self, item: T, counters: &Counters) -> NotifyOutcome {
+        let pushed = self.inbox.push(item);
+        counters.count_push();
+        let outcome = self.idle.notify(pushed.was_empty);
+        counters.count_notify(outcome.action);
+        outcome
     }
 
     /// The push half of [`send`](CoreWake::send).
@@ -171,7 +200,7 @@ impl<T> CoreWake<T> {
     pub(crate) fn notify(&self, pushed: Pushed, from: &CoreWake<T>) -> NotifyOutcome {
         let outcome = if core::ptr::eq(self, from) {
             NotifyOutcome {
-                action: Notify::NoIpi(Elided::SelfTarget),
+                action: Notify::Skip(Elided::SelfTarget),
                 observed: None,
             }
         } else {
@@ -183,10 +212,7 @@ impl<T> CoreWake<T> {
 
     /// Counts, in this (the waker's) counters, what a notification decided.
     pub(crate) fn count_notify(&self, action: Notify) {
-        match action {
-            Notify::SendIpi => self.counters.count_ipi_sent(),
-            Notify::NoIpi(why) => self.counters.count_elided(why),
-        }
+        self.counters.count_notify(action);
     }
 
     /// The idle-state half of the protocol, for tests that step a waker's
@@ -204,6 +230,27 @@ impl<T> CoreWake<T> {
     /// Takes no lock when the inbox count reads zero.
     pub fn drain_into(&self, out: &mut VecDeque<T>) -> usize {
         self.inbox.drain_into(out)
+    }
+
+    /// Moves everything in this core's inbox into `out`, any [`Extend`]
+    /// (a `Vec`, a run queue of the caller's own), in push order, and
+    /// returns how many items it moved. The items are taken under the lock
+    /// and handed to `out` after it is released. Only this core may call
+    /// it; takes no lock when the inbox count reads zero.
+    ///
+    /// ```
+    /// use vigil_wake::{CoreWake, Counters, Policy};
+    ///
+    /// let core: CoreWake<u32> = CoreWake::new(Policy::StateMachine);
+    /// let producer = Counters::new();
+    /// let _ = core.submit(1, &producer);
+    /// let _ = core.submit(2, &producer);
+    /// let mut run_queue = Vec::new();
+    /// assert_eq!(core.drain(&mut run_queue), 2);
+    /// assert_eq!(run_queue, [1, 2]);
+    /// ```
+    pub fn drain(&self, out: &mut impl Extend<T>) -> usize {
+        self.inbox.drain(out)
     }
 
     /// Step 2 of the idle loop: announce that this core is about to halt

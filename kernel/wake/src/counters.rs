@@ -16,7 +16,7 @@
 use core::ops::{Add, AddAssign};
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::notify::Elided;
+use crate::notify::{Elided, Notify};
 
 /// One core's wake statistics, cache-line aligned so that neighbouring
 /// cores' blocks never share a line.
@@ -27,7 +27,7 @@ use crate::notify::Elided;
 #[derive(Debug, Default)]
 #[repr(align(64))]
 pub struct Counters {
-    ipis_sent: AtomicU64,
+    wakes_sent: AtomicU64,
     elided_target_running: AtomicU64,
     elided_dont_sleep: AtomicU64,
     elided_already_claimed: AtomicU64,
@@ -61,7 +61,7 @@ impl Counters {
     #[must_use]
     pub const fn new() -> Self {
         Self {
-            ipis_sent: AtomicU64::new(0),
+            wakes_sent: AtomicU64::new(0),
             elided_target_running: AtomicU64::new(0),
             elided_dont_sleep: AtomicU64::new(0),
             elided_already_claimed: AtomicU64::new(0),
@@ -81,7 +81,7 @@ impl Counters {
     #[must_use]
     pub fn snapshot(&self) -> CounterSnapshot {
         CounterSnapshot {
-            ipis_sent: self.ipis_sent.load(Relaxed),
+            wakes_sent: self.wakes_sent.load(Relaxed),
             elided_target_running: self.elided_target_running.load(Relaxed),
             elided_dont_sleep: self.elided_dont_sleep.load(Relaxed),
             elided_already_claimed: self.elided_already_claimed.load(Relaxed),
@@ -97,9 +97,13 @@ impl Counters {
         }
     }
 
+    /// Counts what a notification decided.
     #[inline]
-    pub(crate) fn count_ipi_sent(&self) {
-        bump(&self.ipis_sent);
+    pub(crate) fn count_notify(&self, action: Notify) {
+        match action {
+            Notify::Wake => bump(&self.wakes_sent),
+            Notify::Skip(why) => self.count_elided(why),
+        }
     }
 
     #[inline]
@@ -148,10 +152,13 @@ impl Counters {
 ///
 /// The waker-side fields count what this core did *as a waker* to any core;
 /// the idle-side fields count what this core did *as an idle core*.
+///
+/// `#[non_exhaustive]`: counters may be added; build one with `default()`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct CounterSnapshot {
-    /// Waker side: notifications that returned [`Notify::SendIpi`](crate::Notify::SendIpi).
-    pub ipis_sent: u64,
+    /// Waker side: notifications that returned [`Notify::Wake`](crate::Notify::Wake).
+    pub wakes_sent: u64,
     /// Waker side: no IPI, the target was `Running` (one atomic read, no write).
     pub elided_target_running: u64,
     /// Waker side: no IPI, this waker turned the target's `Halting` into `DontSleep`.
@@ -184,7 +191,7 @@ pub struct CounterSnapshot {
 impl CounterSnapshot {
     /// All notifications that sent no IPI, whatever the reason.
     #[must_use]
-    pub const fn ipis_elided(&self) -> u64 {
+    pub const fn wakes_elided(&self) -> u64 {
         self.elided_target_running
             + self.elided_dont_sleep
             + self.elided_already_claimed
@@ -210,7 +217,7 @@ impl CounterSnapshot {
 impl AddAssign for CounterSnapshot {
     #[inline]
     fn add_assign(&mut self, other: Self) {
-        self.ipis_sent += other.ipis_sent;
+        self.wakes_sent += other.wakes_sent;
         self.elided_target_running += other.elided_target_running;
         self.elided_dont_sleep += other.elided_dont_sleep;
         self.elided_already_claimed += other.elided_already_claimed;

@@ -9,7 +9,7 @@
 //! 2. [`idle`](IdleDriver::idle): poll the inbox for the core's backoff
 //!    budget; then the halt path: `Running -> Halting`, re-check,
 //!    [`between_recheck_and_commit`](crate::IdleHooks::between_recheck_and_commit),
-//!    commit; then the halt itself ([`Platform::enable_interrupts_and_halt`]),
+//!    commit; then the halt itself ([`Platform::sleep`]),
 //!    repeated within one episode until a **wake IPI** ends it (its count
 //!    moved) or the core finds a **lost wakeup**: a probe, the watchdog
 //!    core's scan tick or any other interrupt makes the core check itself
@@ -213,7 +213,7 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
                 if watchdog_core {
                     self.arm_tick(before.timer);
                 }
-                if self.platform.enable_interrupts_and_halt() == Resume::MachineStopped {
+                if self.platform.sleep() == Resume::MachineStopped {
                     break Slept {
                         cause: IdleEvent::WokeOther,
                         lost: None,

@@ -61,6 +61,7 @@ impl IdleState {
     /// Address of the state byte, for a host-side debugger reading a hung
     /// guest's memory.
     #[inline]
+    #[cfg(feature = "test-hooks")]
     pub(crate) fn state_address(&self) -> usize {
         core::ptr::from_ref(&self.state) as usize
     }
@@ -119,6 +120,7 @@ impl IdleState {
             }
             Policy::AlwaysIpi => self.store(State::Halting),
             // Seed 004: the flag goes up only *after* the inbox check.
+            #[cfg(feature = "fault-fixtures")]
             Policy::RacyFlag => {}
             // Never halts: stays `Running`, so wakers never try to wake it.
             Policy::Poll => {}
@@ -146,6 +148,7 @@ impl IdleState {
             // serialising; the protocol no longer leans on it.)
             Policy::StateMachine | Policy::AlwaysIpi => inbox.recheck_for_halt(),
             // Seed 004's check: a plain read, *before* the flag goes up.
+            #[cfg(feature = "fault-fixtures")]
             Policy::RacyFlag => inbox.len(),
             Policy::Poll => inbox.len(),
         };
@@ -181,7 +184,9 @@ impl IdleState {
                 let _halting_or_dont_sleep = self.swap(State::Running);
             }
             Policy::AlwaysIpi => self.store(State::Running),
-            Policy::RacyFlag | Policy::Poll => {}
+            #[cfg(feature = "fault-fixtures")]
+            Policy::RacyFlag => {}
+            Policy::Poll => {}
         }
     }
 
@@ -221,6 +226,7 @@ impl IdleState {
                 self.store(State::Halted);
                 CommitStep::Halt
             }
+            #[cfg(feature = "fault-fixtures")]
             Policy::RacyFlag => {
                 // THE SEED-004 BUG, on purpose: the "halting" flag goes up
                 // after the inbox check, with a plain store and no
@@ -256,7 +262,9 @@ impl IdleState {
                 let _claimed_or_halted = self.swap(State::Running);
             }
             // Only the core writes the state under these policies.
-            Policy::AlwaysIpi | Policy::RacyFlag => self.store(State::Running),
+            Policy::AlwaysIpi => self.store(State::Running),
+            #[cfg(feature = "fault-fixtures")]
+            Policy::RacyFlag => self.store(State::Running),
             Policy::Poll => {}
         }
     }
@@ -269,7 +277,7 @@ impl IdleState {
     pub(crate) fn notify(&self, was_empty: bool) -> NotifyOutcome {
         if let Some(why) = self.decide_without_read(was_empty) {
             return NotifyOutcome {
-                action: Notify::NoIpi(why),
+                action: Notify::Skip(why),
                 observed: None,
             };
         }
@@ -311,9 +319,9 @@ impl IdleState {
             Policy::StateMachine => match observed {
                 // It re-checks before it can halt, and that re-check comes
                 // after our push (crate docs): nothing to do, nothing written.
-                State::Running => Notify::NoIpi(Elided::TargetRunning),
+                State::Running => Notify::Skip(Elided::TargetRunning),
                 // Someone already told it not to sleep.
-                State::DontSleep => Notify::NoIpi(Elided::AlreadyClaimed),
+                State::DontSleep => Notify::Skip(Elided::AlreadyClaimed),
                 State::Halted => self.claim(),
                 State::Halting => {
                     // Compare-exchange, not a store: the core may commit
@@ -321,26 +329,27 @@ impl IdleState {
                     // over `Halted` would leave it asleep with nobody sending
                     // the IPI (and tell later wakers not to send one either).
                     match self.compare_exchange(State::Halting, State::DontSleep) {
-                        Ok(_) => Notify::NoIpi(Elided::SetDontSleep),
+                        Ok(_) => Notify::Skip(Elided::SetDontSleep),
                         // It committed first: it is asleep, claim it.
                         Err(State::Halted) => self.claim(),
                         // Its re-check found work (or it aborted): awake.
-                        Err(State::Running) => Notify::NoIpi(Elided::TargetRunning),
-                        Err(State::DontSleep) => Notify::NoIpi(Elided::AlreadyClaimed),
+                        Err(State::Running) => Notify::Skip(Elided::TargetRunning),
+                        Err(State::DontSleep) => Notify::Skip(Elided::AlreadyClaimed),
                         Err(State::Halting) => {
                             unreachable!("a failed compare-exchange read the expected value")
                         }
                     }
                 }
             },
-            Policy::AlwaysIpi => Notify::SendIpi,
+            Policy::AlwaysIpi => Notify::Wake,
             // THE SEED-004 BUG, on purpose: act on a plain read of the flag,
             // with no claim and no interlock with the core's check.
+            #[cfg(feature = "fault-fixtures")]
             Policy::RacyFlag => match observed {
-                State::Halted => Notify::SendIpi,
-                _ => Notify::NoIpi(Elided::TargetRunning),
+                State::Halted => Notify::Wake,
+                _ => Notify::Skip(Elided::TargetRunning),
             },
-            Policy::Poll => Notify::NoIpi(Elided::Polling),
+            Policy::Poll => Notify::Skip(Elided::Polling),
         }
     }
 
@@ -351,11 +360,11 @@ impl IdleState {
     #[inline]
     fn claim(&self) -> Notify {
         match self.compare_exchange(State::Halted, State::Running) {
-            Ok(_) => Notify::SendIpi,
+            Ok(_) => Notify::Wake,
             // Another waker claimed it (and sends the IPI), or it woke up by
             // itself; either way it is, or is about to be, running, and it
             // re-checks its inbox before halting again.
-            Err(_) => Notify::NoIpi(Elided::AlreadyClaimed),
+            Err(_) => Notify::Skip(Elided::AlreadyClaimed),
         }
     }
 }

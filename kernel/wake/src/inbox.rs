@@ -148,9 +148,21 @@ impl<T> Inbox<T> {
         moved
     }
 
+    /// Moves every queued item into `out`, any [`Extend`], in push order,
+    /// and returns how many it moved. Only the owning core may call this.
+    /// The items are taken under the lock (the inbox keeps no buffer) and
+    /// handed to `out` after it is released.
+    pub fn drain(&self, out: &mut impl Extend<T>) -> usize {
+        let mut batch = VecDeque::new();
+        let moved = self.drain_into(&mut batch);
+        out.extend(batch);
+        moved
+    }
+
     /// Address of the item count (a `usize`), for a host-side debugger
     /// reading a hung guest's memory. Taking an address reads nothing.
     #[must_use]
+    #[cfg(feature = "test-hooks")]
     pub fn len_address(&self) -> usize {
         core::ptr::from_ref(&self.len) as usize
     }

@@ -15,7 +15,7 @@
 //!
 //! ```ignore
 //! let outcome = cores[t].send(task, &cores[me]);
-//! if outcome.send_ipi() {
+//! if outcome.must_wake() {
 //!     apic.send_wakeup_ipi(t); // after `send` returns
 //! }
 //! ```
@@ -239,11 +239,12 @@
 
 #![no_std]
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 extern crate alloc;
-// Tests use `std`; so does loom, whose mutex reports `std::sync` errors.
-#[cfg(any(test, loom))]
+// Tests use `std`; so does loom, whose mutex reports `std::sync` errors,
+// and so do the hosted lock and the thread pool (feature `std`).
+#[cfg(any(test, loom, feature = "std"))]
 extern crate std;
 
 mod backoff;

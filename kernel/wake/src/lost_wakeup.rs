@@ -14,7 +14,7 @@
 //!   push) and finished (after the IPI they sent, if any; Release)
 //!   notifying `T`;
 //! - `drained`: items `T` took from its inbox (written by `T` only);
-//! - [`Platform::wake_ipis_sent_to`]`(T)`: wake IPIs written to an ICR for
+//! - [`Platform::wakes_sent_to`]`(T)`: wake IPIs written to an ICR for
 //!   `T`;
 //! - `T`'s interrupt counts ([`Platform::interrupt_counts`]) and its pending
 //!   wake bit (only `T` can read them).
@@ -159,7 +159,7 @@ impl LostWakeupRecord {
         // Release: pairs with the Acquire loads in `check_self` (on this
         // core) and `scan` (on the watchdog core). Whoever reads this
         // increment also sees this waker's push and its count in
-        // `wake_ipis_sent_to`.
+        // `wakes_sent_to`.
         self.notify_finished.fetch_add(1, Ordering::Release);
     }
 
@@ -189,10 +189,8 @@ impl LostWakeupRecord {
         }
         self.wake_irqs_at_halt
             .store(platform.interrupt_counts().wake, Ordering::Relaxed);
-        self.sent_at_halt.store(
-            platform.wake_ipis_sent_to(platform.core()),
-            Ordering::Relaxed,
-        );
+        self.sent_at_halt
+            .store(platform.wakes_sent_to(platform.core()), Ordering::Relaxed);
     }
 
     /// This core is about to execute `sti; hlt` (state committed):
@@ -237,14 +235,13 @@ impl LostWakeupRecord {
             return false;
         }
         if !strict
-            && platform.wake_ipis_sent_to(platform.core())
-                != self.sent_at_halt.load(Ordering::Relaxed)
+            && platform.wakes_sent_to(platform.core()) != self.sent_at_halt.load(Ordering::Relaxed)
         {
             // A wake IPI was sent to this core for this halt: on its way.
             return false;
         }
         // An LAPIC read (an exit under TCG), only when work is announced.
-        !platform.wake_ipi_pending()
+        !platform.wake_pending()
     }
 
     /// Whether work whose waker has finished notifying is still in the
@@ -287,7 +284,7 @@ impl LostWakeupRecord {
     /// with the same count of IPIs sent to it as one tick ago.
     pub(crate) fn tick_is_strict(&self, platform: &impl Platform) -> bool {
         let episode = self.episode.load(Ordering::Relaxed);
-        let sent = platform.wake_ipis_sent_to(platform.core());
+        let sent = platform.wakes_sent_to(platform.core());
         self.same_as_last_look(episode, sent) && sent != self.sent_at_halt.load(Ordering::Relaxed)
     }
 
@@ -317,7 +314,7 @@ impl LostWakeupRecord {
         if !self.work_announced() {
             return false;
         }
-        let sent = platform.wake_ipis_sent_to(target);
+        let sent = platform.wakes_sent_to(target);
         let ipi_sent_since = sent != self.sent_at_halt.load(Ordering::Relaxed);
         if ipi_sent_since {
             // A wake IPI went out after the halt began: it will end it.

@@ -5,12 +5,12 @@
 //! # The contract
 //!
 //! The driver runs on one core, with that core's interrupts **disabled**
-//! everywhere except inside [`Platform::enable_interrupts_and_halt`]. What it
+//! everywhere except inside [`Platform::sleep`]. What it
 //! assumes of the machine, and no more:
 //!
 //! * **`sti; hlt` is atomic with respect to interrupts.** An interrupt that
 //!   becomes pending while interrupts are disabled stays latched, and
-//!   `enable_interrupts_and_halt` then returns at once (on x86 the `sti`
+//!   `sleep` then returns at once (on x86 the `sti`
 //!   shadow defers recognition to inside `hlt`); otherwise it returns once an
 //!   interrupt has been taken. It may also return for an interrupt the
 //!   driver knows nothing about (a spurious or unrelated wake).
@@ -27,10 +27,10 @@
 //!   the x2APIC one needs a fence, as Linux's `weak_wrmsr_fence`) and the
 //!   interrupt's `iret` is serialising, but the loom model leaves that out
 //!   on purpose, and the driver is correct without it.
-//! * **An IPI may become visible late.** After `send_wake_ipi` returns, the
+//! * **An IPI may become visible late.** After `send_wake` returns, the
 //!   target's pending bit may not be set yet (measured under QEMU's TCG:
 //!   microseconds). So the detector trusts the *sent* count
-//!   ([`Platform::wake_ipis_sent_to`]) for an IPI on its way, never the
+//!   ([`Platform::wakes_sent_to`]) for an IPI on its way, never the
 //!   pending bit alone.
 //! * **The one-shot timer is spent once it fired.** [`Platform::arm_oneshot_us`]
 //!   arms one interrupt; once it has been taken (its count moved), nothing
@@ -63,19 +63,19 @@ pub trait Platform {
     /// Enables interrupts and halts in one step (`sti; hlt`), then disables
     /// them again. Returns once an interrupt was taken (at once if one was
     /// latched), or, on a model machine only, [`Resume::MachineStopped`].
-    fn enable_interrupts_and_halt(&self) -> Resume;
+    fn sleep(&self) -> Resume;
 
     /// This core's interrupt counts. Only meaningful on this core.
     fn interrupt_counts(&self) -> InterruptCounts;
 
     /// Whether a wake IPI is latched for this core and not yet taken (the
     /// LAPIC's IRR bit). Only meaningful on this core, interrupts disabled.
-    fn wake_ipi_pending(&self) -> bool;
+    fn wake_pending(&self) -> bool;
 
     /// Sends the wake IPI to core `target` and counts it at the send (see
-    /// [`wake_ipis_sent_to`](Platform::wake_ipis_sent_to)). Must not
+    /// [`wakes_sent_to`](Platform::wakes_sent_to)). Must not
     /// overtake this core's earlier stores (the inbox push).
-    fn send_wake_ipi(&self, target: usize);
+    fn send_wake(&self, target: usize);
 
     /// Sends the watchdog's lost-wakeup probe to core `target`: its own
     /// vector, not counted as a wake IPI.
@@ -84,7 +84,7 @@ pub trait Platform {
     /// Wake IPIs sent to core `target` so far, counted by the senders after
     /// each ICR write (Relaxed; ordered, where the detector needs it, by the
     /// wakers' Release on their notify-finished count).
-    fn wake_ipis_sent_to(&self, target: usize) -> u64;
+    fn wakes_sent_to(&self, target: usize) -> u64;
 
     /// Arms this core's one-shot timer `us` from now.
     fn arm_oneshot_us(&self, us: u64);
@@ -104,7 +104,7 @@ pub trait Platform {
     fn relax(&self) {}
 }
 
-/// How [`Platform::enable_interrupts_and_halt`] returned.
+/// How [`Platform::sleep`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resume {
     /// An interrupt was taken (or was latched): look at the counts.

@@ -360,6 +360,7 @@ impl<T> Stealable<T> {
 
     /// The address of the queued-items count (a `usize`), for a table the
     /// host reads from a stopped guest.
+    #[cfg(feature = "test-hooks")]
     pub fn queued_address(&self) -> usize {
         core::ptr::from_ref(&self.mirror.queued) as usize
     }

@@ -17,22 +17,25 @@ pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
-/// How a waiting ticket-lock holder passes the time: spinning in the kernel
-/// (the lock is only held with interrupts disabled, for a few instructions).
-#[cfg(all(not(loom), not(test)))]
+/// How a waiter for the ticket lock passes the time: spinning in the kernel
+/// (the lock is only held with interrupts disabled, for a few instructions,
+/// and its holder is never preempted).
+#[cfg(all(not(loom), not(test), not(feature = "std")))]
 type Relax = spin::relax::Spin;
 
-/// In this crate's unit tests, which run the inbox on more host threads than
-/// the host has cores: yield to the host scheduler, or a preempted ticket
-/// holder turns every hand-off into a wait for its time slice.
-#[cfg(all(not(loom), test))]
+/// Hosted (feature `std`, and this crate's unit tests, which run the inbox
+/// on more threads than the host has cores): yield to the OS scheduler. A
+/// holder preempted by the OS would otherwise make every waiter spin away
+/// its whole time slice, and, with a FIFO ticket lock, every later waiter
+/// after it.
+#[cfg(all(not(loom), any(test, feature = "std")))]
 type Relax = YieldToHost;
 
 /// See [`Relax`].
-#[cfg(all(not(loom), test))]
+#[cfg(all(not(loom), any(test, feature = "std")))]
 pub(crate) struct YieldToHost;
 
-#[cfg(all(not(loom), test))]
+#[cfg(all(not(loom), any(test, feature = "std")))]
 impl spin::relax::RelaxStrategy for YieldToHost {
     fn relax() {
         std::thread::yield_now();

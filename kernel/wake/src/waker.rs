@@ -27,11 +27,14 @@ pub fn wake_core<T>(
     let core = &cores[target];
     let record = core.lost_wakeup_record();
     record.notify_started();
-    let outcome = core.send_with(item, &cores[me], || hooks.between_push_and_notify());
+    let from = &cores[me];
+    let pushed = core.push(item, from);
+    hooks.between_push_and_notify();
+    let outcome = core.notify(pushed, from);
     hooks.decided(&outcome);
-    if outcome.send_ipi() {
+    if outcome.must_wake() {
         hooks.before_ipi();
-        platform.send_wake_ipi(target);
+        platform.send_wake(target);
     }
     record.notify_finished();
     hooks.notified();

@@ -44,7 +44,7 @@ impl Platform for X86Platform {
     }
 
     #[inline]
-    fn enable_interrupts_and_halt(&self) -> Resume {
+    fn sleep(&self) -> Resume {
         halt::enable_interrupts_and_halt();
         interrupts::disable();
         Resume::Interrupted
@@ -62,12 +62,12 @@ impl Platform for X86Platform {
     }
 
     #[inline]
-    fn wake_ipi_pending(&self) -> bool {
+    fn wake_pending(&self) -> bool {
         lapic::is_pending(WAKE_VECTOR)
     }
 
     #[inline]
-    fn send_wake_ipi(&self, target: usize) {
+    fn send_wake(&self, target: usize) {
         wake_ipi::send_for_protocol(self.core, target);
     }
 
@@ -77,7 +77,7 @@ impl Platform for X86Platform {
     }
 
     #[inline]
-    fn wake_ipis_sent_to(&self, target: usize) -> u64 {
+    fn wakes_sent_to(&self, target: usize) -> u64 {
         wake_ipi::sent_to(target)
     }
 

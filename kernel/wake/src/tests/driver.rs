@@ -65,7 +65,7 @@ impl Platform for On {
         self.0
     }
 
-    fn enable_interrupts_and_halt(&self) -> Resume {
+    fn sleep(&self) -> Resume {
         let machine = &self.1;
         machine.halts.set(machine.halts.get() + 1);
         if machine.pending_wake.replace(false) {
@@ -88,11 +88,11 @@ impl Platform for On {
         self.1.counts.get()
     }
 
-    fn wake_ipi_pending(&self) -> bool {
+    fn wake_pending(&self) -> bool {
         self.1.pending_wake.get()
     }
 
-    fn send_wake_ipi(&self, target: usize) {
+    fn send_wake(&self, target: usize) {
         assert_eq!(target, 0);
         if !self.1.drop_ipis.get() {
             self.1.pending_wake.set(true);
@@ -102,7 +102,7 @@ impl Platform for On {
 
     fn send_probe(&self, _target: usize) {}
 
-    fn wake_ipis_sent_to(&self, target: usize) -> u64 {
+    fn wakes_sent_to(&self, target: usize) -> u64 {
         if target == 0 {
             self.1.sent_to_0.get()
         } else {

@@ -295,7 +295,7 @@ impl<'a> World<'a> {
                     pushed.was_empty
                 ));
                 match idle.decide_without_read(pushed.was_empty) {
-                    Some(why) => Some(Notify::NoIpi(why)),
+                    Some(why) => Some(Notify::Skip(why)),
                     None => {
                         waker.phase = WakerPhase::Observe;
                         None
@@ -319,7 +319,7 @@ impl<'a> World<'a> {
         let waker = &mut self.waker_state[index];
         waker.phase = WakerPhase::Push;
         waker.next_item += 1;
-        if action == Notify::SendIpi {
+        if action == Notify::Wake {
             self.ipis += 1;
             if self.config.policy == Policy::StateMachine {
                 if !self.in_halt {

@@ -110,7 +110,7 @@ fn inbox_many_producers_one_consumer() {
 }
 
 /// The protocol end to end on host threads: one idle core that "halts" in
-/// `park_timeout`, producers that `send` and `unpark` it on `SendIpi`.
+/// `park_timeout`, producers that `send` and `unpark` it on `Wake`.
 /// A halt that ends by time-out (not by an IPI) with work in the inbox is a
 /// lost wakeup. Returns (IPIs sent, halts, items).
 fn protocol_stress(policy: Policy, producers: u64, per_producer: u64) -> (u64, u64, u64) {
@@ -163,7 +163,7 @@ fn protocol_stress(policy: Policy, producers: u64, per_producer: u64) -> (u64, u
             thread::spawn(move || {
                 let me = &cores[usize::try_from(p).expect("small")];
                 for seq in 0..per_producer {
-                    if cores[0].send(item(p - 1, seq), me).send_ipi() {
+                    if cores[0].send(item(p - 1, seq), me).must_wake() {
                         consumer_thread.unpark();
                     }
                     if seq % 256 == 0 {
@@ -185,14 +185,14 @@ fn protocol_stress(policy: Policy, producers: u64, per_producer: u64) -> (u64, u
     let idle_side = cores[0].counters().snapshot();
     assert_eq!(waker_side.inbox_pushes, producers * per_producer);
     assert_eq!(
-        waker_side.ipis_sent + waker_side.ipis_elided(),
+        waker_side.wakes_sent + waker_side.wakes_elided(),
         producers * per_producer
     );
     eprintln!(
         "{policy}: {received} items in {:.2?}; {} IPIs, {} halts, {} wakeups, {} spurious; \
          elided: running {}, dont-sleep {}, claimed {}, pending {}",
         started.elapsed(),
-        waker_side.ipis_sent,
+        waker_side.wakes_sent,
         idle_side.halts,
         idle_side.wakeups,
         idle_side.spurious_wakeups,
@@ -201,7 +201,7 @@ fn protocol_stress(policy: Policy, producers: u64, per_producer: u64) -> (u64, u
         waker_side.elided_already_claimed,
         waker_side.elided_already_pending,
     );
-    (waker_side.ipis_sent, idle_side.halts, received)
+    (waker_side.wakes_sent, idle_side.halts, received)
 }
 
 #[test]

@@ -25,11 +25,11 @@ fn burst_of_notifies_to_one_halted_core_sends_one_ipi() {
     let actions: Vec<Notify> = (1..9)
         .map(|waker| cores[0].send(waker, &cores[waker as usize]).action)
         .collect();
-    assert_eq!(actions[0], Notify::SendIpi);
+    assert_eq!(actions[0], Notify::Wake);
     assert!(
         actions[1..]
             .iter()
-            .all(|a| *a == Notify::NoIpi(Elided::AlreadyPending))
+            .all(|a| *a == Notify::Skip(Elided::AlreadyPending))
     );
     let mut out = VecDeque::new();
     assert_eq!(halted.woke_up(&mut out), 8);
@@ -46,11 +46,11 @@ fn wakers_that_all_read_halted_send_one_ipi_between_them() {
     let observed: Vec<State> = (1..5).map(|_| idle.observe()).collect();
     assert!(observed.iter().all(|s| *s == State::Halted));
     let actions: Vec<Notify> = observed.iter().map(|s| idle.act(*s)).collect();
-    assert_eq!(actions[0], Notify::SendIpi);
+    assert_eq!(actions[0], Notify::Wake);
     assert!(
         actions[1..]
             .iter()
-            .all(|a| *a == Notify::NoIpi(Elided::AlreadyClaimed))
+            .all(|a| *a == Notify::Skip(Elided::AlreadyClaimed))
     );
 }
 
@@ -65,18 +65,18 @@ fn several_halted_cores_each_get_exactly_one_ipi() {
         for (i, core) in cores.iter().enumerate() {
             let outcome = core.send(round, &waker);
             if round == 0 {
-                assert_eq!(outcome.action, Notify::SendIpi, "core {i}");
+                assert_eq!(outcome.action, Notify::Wake, "core {i}");
                 assert_eq!(outcome.observed, Some(State::Halted));
             } else {
                 assert_eq!(
                     outcome.action,
-                    Notify::NoIpi(Elided::AlreadyPending),
+                    Notify::Skip(Elided::AlreadyPending),
                     "core {i}"
                 );
             }
         }
     }
-    assert_eq!(waker.counters().snapshot().ipis_sent, 8);
+    assert_eq!(waker.counters().snapshot().wakes_sent, 8);
     let mut out = VecDeque::new();
     for h in halted {
         out.clear();
@@ -93,7 +93,7 @@ fn private_work_for_core_5_wakes_only_core_5() {
     let cores = cores(9, Policy::StateMachine);
     let halted: Vec<_> = cores[..8].iter().map(halt).collect();
     let outcome = cores[5].send(55, &cores[8]);
-    assert_eq!(outcome.action, Notify::SendIpi);
+    assert_eq!(outcome.action, Notify::Wake);
     for (i, core) in cores[..8].iter().enumerate() {
         let expected = if i == 5 {
             State::Running
@@ -103,7 +103,7 @@ fn private_work_for_core_5_wakes_only_core_5() {
         assert_eq!(core.state(), expected, "core {i}");
         assert_eq!(core.inbox_len(), usize::from(i == 5), "core {i}");
     }
-    assert_eq!(cores[8].counters().snapshot().ipis_sent, 1);
+    assert_eq!(cores[8].counters().snapshot().wakes_sent, 1);
     // Only core 5 finds the work when it wakes.
     let mut out = VecDeque::new();
     for (i, h) in halted.into_iter().enumerate() {
@@ -127,12 +127,12 @@ fn dont_sleep_is_consumed_exactly_once() {
     let b_saw = target.idle().observe();
     assert_eq!(b_saw, State::Halting);
     let a = target.send(1, waker_a);
-    assert_eq!(a.action, Notify::NoIpi(Elided::SetDontSleep));
+    assert_eq!(a.action, Notify::Skip(Elided::SetDontSleep));
     assert_eq!(a.observed, Some(State::Halting));
     assert_eq!(target.state(), State::DontSleep);
     assert_eq!(
         target.idle().act(b_saw),
-        Notify::NoIpi(Elided::AlreadyClaimed)
+        Notify::Skip(Elided::AlreadyClaimed)
     );
     let _ = waker_b;
 
@@ -164,7 +164,7 @@ fn dont_sleep_that_loses_to_the_commit_claims_instead() {
     let Commit::Halt(halted) = armed.commit() else {
         panic!("nobody wrote DontSleep")
     };
-    assert_eq!(target.idle().act(saw), Notify::SendIpi);
+    assert_eq!(target.idle().act(saw), Notify::Wake);
     assert_eq!(target.state(), State::Running);
     let _ = halted;
 }
@@ -174,7 +174,7 @@ fn dont_sleep_that_loses_to_the_commit_claims_instead() {
 fn running_target_is_left_alone() {
     let cores = cores(2, Policy::StateMachine);
     let outcome = cores[0].send(1, &cores[1]);
-    assert_eq!(outcome.action, Notify::NoIpi(Elided::TargetRunning));
+    assert_eq!(outcome.action, Notify::Skip(Elided::TargetRunning));
     assert_eq!(outcome.observed, Some(State::Running));
     assert_eq!(cores[0].state(), State::Running);
     // Its re-check sees the work: no halt.
@@ -196,21 +196,17 @@ fn claim_after_the_core_woke_by_itself_sends_nothing() {
     assert_eq!(halted.woke_up(&mut out), 0);
     assert_eq!(
         cores[0].idle().act(saw),
-        Notify::NoIpi(Elided::AlreadyClaimed)
+        Notify::Skip(Elided::AlreadyClaimed)
     );
 }
 
 /// A core never IPIs itself, whatever the policy and its state.
 #[test]
 fn sending_to_oneself_never_asks_for_an_ipi() {
-    for policy in Policy::ALL {
+    for &policy in Policy::ALL {
         let core = CoreWake::new(policy);
         let outcome = core.send(1, &core);
-        assert_eq!(
-            outcome.action,
-            Notify::NoIpi(Elided::SelfTarget),
-            "{policy}"
-        );
+        assert_eq!(outcome.action, Notify::Skip(Elided::SelfTarget), "{policy}");
         assert_eq!(outcome.observed, None);
         assert_eq!(core.inbox_len(), 1);
     }
@@ -221,10 +217,10 @@ fn always_ipi_sends_to_every_other_core_even_a_running_one() {
     let cores = cores(2, Policy::AlwaysIpi);
     for item in 0..3 {
         let outcome = cores[0].send(item, &cores[1]);
-        assert_eq!(outcome.action, Notify::SendIpi);
+        assert_eq!(outcome.action, Notify::Wake);
         assert_eq!(outcome.observed, Some(State::Running));
     }
-    assert_eq!(cores[1].counters().snapshot().ipis_sent, 3);
+    assert_eq!(cores[1].counters().snapshot().wakes_sent, 3);
 }
 
 #[test]
@@ -238,7 +234,7 @@ fn poll_never_halts_and_never_sends() {
         assert_eq!(cores[0].state(), State::Running);
     }
     let outcome = cores[0].send(1, &cores[1]);
-    assert_eq!(outcome.action, Notify::NoIpi(Elided::Polling));
+    assert_eq!(outcome.action, Notify::Skip(Elided::Polling));
     assert!(matches!(
         cores[0].prepare_to_halt().try_halt(),
         Commit::WorkArrived
@@ -256,7 +252,7 @@ fn racy_flag_replays_seed_004() {
         panic!("empty inbox")
     };
     let outcome = cores[0].send(1, &cores[1]);
-    assert_eq!(outcome.action, Notify::NoIpi(Elided::TargetRunning));
+    assert_eq!(outcome.action, Notify::Skip(Elided::TargetRunning));
     assert!(matches!(armed.commit(), Commit::Halt(_)));
     assert_eq!(cores[0].state(), State::Halted);
     assert_eq!(
@@ -275,7 +271,7 @@ fn state_machine_survives_seed_004s_interleaving() {
         panic!("empty inbox")
     };
     let outcome = cores[0].send(1, &cores[1]);
-    assert_eq!(outcome.action, Notify::NoIpi(Elided::SetDontSleep));
+    assert_eq!(outcome.action, Notify::Skip(Elided::SetDontSleep));
     assert!(matches!(armed.commit(), Commit::DontSleep));
 }
 
@@ -303,7 +299,7 @@ fn stale_ipi_shows_up_as_one_spurious_wakeup() {
     let cores = cores(2, Policy::StateMachine);
     let halted = halt(&cores[0]);
     let outcome = cores[0].send(1, &cores[1]);
-    assert!(outcome.send_ipi());
+    assert!(outcome.must_wake());
     let mut out = VecDeque::new();
     assert_eq!(halted.woke_up(&mut out), 1); // woke (say, the timer) and drained
     // halts again; the claim's IPI is still latched, so `hlt` returns at once

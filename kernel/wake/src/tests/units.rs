@@ -15,7 +15,7 @@ fn state_raw_values_round_trip() {
 
 #[test]
 fn policy_names_parse_back() {
-    for policy in Policy::ALL {
+    for &policy in Policy::ALL {
         assert_eq!(policy.name().parse::<Policy>(), Ok(policy));
     }
     assert!("idle-poll".parse::<Policy>().is_err());
@@ -65,7 +65,7 @@ fn counters_add_up_and_split_by_reason() {
     assert_eq!(a.elided(Elided::TargetRunning), 1);
     assert_eq!(a.elided(Elided::AlreadyPending), 1);
     assert_eq!(a.elided(Elided::SelfTarget), 1);
-    assert_eq!(a.ipis_elided(), 3);
+    assert_eq!(a.wakes_elided(), 3);
     let total = a + cores[2].counters().snapshot() + CounterSnapshot::default();
     assert_eq!(total, a);
 }

@@ -6,11 +6,11 @@
 //! the sent count is not what decides any check here.
 //!
 //! Per core: an interrupt flag (off everywhere but inside
-//! [`Platform::enable_interrupts_and_halt`], as in the kernel), and one
+//! [`Platform::sleep`], as in the kernel), and one
 //! **latched pending bit per vector** (wake IPI, probe, timer, "other"):
 //! two IPIs sent before the core takes the first coalesce into one.
 //!
-//! * `enable_interrupts_and_halt` takes every latched interrupt at once
+//! * `sleep` takes every latched interrupt at once
 //!   (the `sti` shadow: a latched bit ends the `hlt` immediately), bumping
 //!   the core's interrupt counts as its handlers do; with nothing latched
 //!   the core waits until something is raised.
@@ -229,7 +229,7 @@ impl Platform for ModelPlatform {
         self.core
     }
 
-    fn enable_interrupts_and_halt(&self) -> Resume {
+    fn sleep(&self) -> Resume {
         let lines = &self.machine.lines[self.core];
         loop {
             // Interrupts on: take everything latched (the handlers bump the
@@ -298,11 +298,11 @@ impl Platform for ModelPlatform {
         }
     }
 
-    fn wake_ipi_pending(&self) -> bool {
+    fn wake_pending(&self) -> bool {
         self.machine.lines[self.core].pending[WAKE].load(SeqCst)
     }
 
-    fn send_wake_ipi(&self, target: usize) {
+    fn send_wake(&self, target: usize) {
         // A scheduling point first: plain code between two loom operations
         // runs as one step, so without it the latch would be set in the
         // same step as the waker's previous atomic, and no other core could
@@ -320,7 +320,7 @@ impl Platform for ModelPlatform {
         self.machine.raise(target, PROBE);
     }
 
-    fn wake_ipis_sent_to(&self, target: usize) -> u64 {
+    fn wakes_sent_to(&self, target: usize) -> u64 {
         self.machine.sent_to[target].load(Ordering::Relaxed)
     }
 
