@@ -91,6 +91,11 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
         }
     }
 
+    /// The driver's platform handle.
+    pub fn platform(&self) -> &P {
+        &self.platform
+    }
+
     fn core(&self) -> &'a CoreWake<T> {
         &self.cores[self.platform.core()]
     }

@@ -1,68 +1,112 @@
-//! Vigil's wake protocol: how an idle core goes to sleep, and how a core that
-//! gives it work decides whether to wake it, without ever losing a wakeup and
-//! without sending an IPI nobody needs.
+//! Vigil's wake protocol: how an idle core (or worker thread) goes to
+//! sleep, and how whoever gives it work decides whether to wake it, without
+//! ever losing a wakeup and without sending a wake nobody needs.
 //!
 //! Portable and `no_std` (it needs `alloc`), free of `unsafe`, and tested on
 //! the host. Built with `RUSTFLAGS="--cfg loom"` the same code runs on loom's
 //! model-checked atomics and mutex (the switch is the private `sync` module).
+//! In the kernel a "wake" is an IPI and "sleep" is `sti; hlt`; in the
+//! `pool` (feature `std`) they are `Thread::unpark` and `park`.
+//!
+//! Features: `std` (the inbox lock yields to the OS scheduler while it
+//! waits, and the `pool` module), `fault-fixtures` (the `racy-flag`
+//! policy, a lost-wakeup bug kept for detectors to catch), `test-hooks`
+//! (`CoreWake::send_with` and the debug addresses a host-side detector
+//! reads).
 //!
 //! # What the scheduler calls
 //!
 //! One [`CoreWake<T>`] per core (`T` is a task handle): its idle state, its
 //! [`Inbox`] of work only it may run, and its [`Counters`].
 //!
-//! A **waker** giving core `t` a task, from core `me`:
+//! A **waker** giving core `t` a task, from core `me`, sends the wake signal
+//! when the protocol says so (after `send` returns); a producer that is not
+//! a core uses [`CoreWake::submit`] with counters of its own:
 //!
-//! ```ignore
-//! let outcome = cores[t].send(task, &cores[me]);
+//! ```
+//! use vigil_wake::{CoreWake, Policy};
+//!
+//! let cores: Vec<CoreWake<&str>> = (0..2).map(|_| CoreWake::new(Policy::StateMachine)).collect();
+//! let mut wakes_sent = Vec::new();
+//! let (me, t) = (0, 1);
+//! let outcome = cores[t].send("task", &cores[me]);
 //! if outcome.must_wake() {
-//!     apic.send_wakeup_ipi(t); // after `send` returns
+//!     wakes_sent.push(t); // the kernel: the wake IPI to `t`
 //! }
+//! // Core 1 is running (it never prepared to halt): no wake needed.
+//! assert!(wakes_sent.is_empty());
 //! ```
 //!
 //! The **idle loop** of core `me` is [`IdleDriver`], generic over the
-//! machine ([`Platform`]: `sti; hlt`, the interrupt counts, the wake IPI,
-//! the one-shot timer, the clock) and over the kernel's hooks
-//! ([`IdleHooks`]: history, chaos, statistics, the lost-wakeup report), so
-//! the loom models run the very loop the kernel runs. Interrupts disabled
-//! throughout:
+//! machine ([`Platform`]: sleep, the interrupt counts, the wake signal, the
+//! one-shot timer, the clock) and over the caller's hooks ([`IdleHooks`]:
+//! history, chaos, statistics, the lost-wakeup report), so the loom models
+//! run the very loop the kernel and the `pool` run. A waker uses
+//! [`wake_core`], which pushes, decides, sends the wake through the platform
+//! and keeps the lost-wakeup detector's counts. A toy one-core platform
+//! whose sleep always ends on a wake:
 //!
-//! ```ignore
-//! let mut driver = IdleDriver::new(&cores, platform, hooks, config);
-//! let mut batch = VecDeque::new();
-//! loop {
-//!     driver.drain(&mut batch);          // run what arrived
-//!     run_queue.extend(batch.drain(..));
-//!     if let Some(task) = run_queue.pop_front() {
-//!         run(task);
-//!         continue;
-//!     }
-//!     let _ = driver.idle(&mut batch);   // poll, halt path, hlt, woke_up
-//!     run_queue.extend(batch.drain(..));
+//! ```
+//! use std::cell::Cell;
+//! use std::collections::VecDeque;
+//! use vigil_wake::{
+//!     BackoffMode, CoreWake, DriverConfig, Idle, IdleDriver, InterruptCounts, NoHooks,
+//!     Platform, Policy, Resume,
+//! };
+//!
+//! struct OneCore {
+//!     wakes: Cell<u64>,
 //! }
+//! impl Platform for OneCore {
+//!     fn core(&self) -> usize { 0 }
+//!     fn sleep(&self) -> Resume {
+//!         self.wakes.set(self.wakes.get() + 1); // pretend a wake arrived
+//!         Resume::Interrupted
+//!     }
+//!     fn interrupt_counts(&self) -> InterruptCounts {
+//!         InterruptCounts { wake: self.wakes.get(), probe: 0, timer: 0 }
+//!     }
+//!     fn wake_pending(&self) -> bool { false }
+//!     fn send_wake(&self, _target: usize) {}
+//!     fn send_probe(&self, _target: usize) {}
+//!     fn wakes_sent_to(&self, _target: usize) -> u64 { self.wakes.get() }
+//!     fn arm_oneshot_us(&self, _us: u64) {}
+//!     fn now_ticks(&self) -> u64 { 0 }
+//!     fn us_to_ticks(&self, us: u64) -> u64 { us }
+//!     fn ticks_to_us(&self, ticks: u64) -> u64 { ticks }
+//! }
+//!
+//! let cores = [CoreWake::<u32>::new(Policy::StateMachine)];
+//! let config = DriverConfig { backoff: BackoffMode::Off, watchdog_tick_us: None };
+//! let mut driver = IdleDriver::new(&cores, OneCore { wakes: Cell::new(0) }, NoHooks, config);
+//! let mut batch = VecDeque::new();
+//! // Nothing to run: poll (no budget), prepare, re-check, commit, sleep,
+//! // woken, back to running.
+//! assert_eq!(driver.idle(&mut batch), Idle::Ready);
+//! assert_eq!(cores[0].counters().snapshot().halts, 1);
 //! ```
 //!
-//! and a waker uses [`wake_core`], which pushes, decides, sends the IPI
-//! through the platform and keeps the lost-wakeup detector's counts. Under
-//! the driver are the protocol's steps, usable on their own:
+//! Under the driver are the protocol's steps, usable on their own (here on
+//! one thread, the wake played by hand):
 //!
-//! ```ignore
-//! let me = &cores[this_core];
-//! loop {
-//!     if me.drain_into(&mut batch) > 0 {
-//!         run_queue.extend(batch.drain(..));
-//!         run(); // ...
-//!         continue;
+//! ```
+//! use std::collections::VecDeque;
+//! use vigil_wake::{Commit, CoreWake, Policy};
+//!
+//! let cores: Vec<CoreWake<u32>> = (0..2).map(|_| CoreWake::new(Policy::StateMachine)).collect();
+//! let mut batch = VecDeque::new();
+//! let me = &cores[1];
+//! assert_eq!(me.drain_into(&mut batch), 0); // nothing to run
+//! match me.prepare_to_halt().try_halt() {
+//!     Commit::Halt(halted) => {
+//!         // A waker on core 0 gives core 1 work and is told to wake it.
+//!         assert!(cores[1].send(42, &cores[0]).must_wake());
+//!         // The kernel: `sti; hlt` here, ended by that wake.
+//!         assert_eq!(halted.woke_up(&mut batch), 1);
 //!     }
-//!     match me.prepare_to_halt().try_halt() {
-//!         Commit::Halt(halted) => {
-//!             sti_hlt(); // `sti; hlt` in one asm block
-//!             halted.woke_up(&mut batch);
-//!         }
-//!         Commit::WorkArrived | Commit::DontSleep => {}
-//!         Commit::Poll => core::hint::spin_loop(),
-//!     }
+//!     Commit::WorkArrived | Commit::DontSleep | Commit::Poll => unreachable!(),
 //! }
+//! assert_eq!(batch.pop_front(), Some(42));
 //! ```
 //!
 //! # The platform contract
@@ -132,8 +176,9 @@
 //! may miss the other side's write (a store may sit in a store buffer while
 //! the later load executes; in the language model, neither write
 //! happens-before the other side's read), so the core sees an empty inbox
-//! and halts while the waker sees a running core and sends nothing. Seed
-//! 004's flag was worse: it was not even written before the check. Closing
+//! and halts while the waker sees a running core and sends nothing. The
+//! `racy-flag` fixture is worse: its flag is not even written before the
+//! check. Closing
 //! the pattern needs, on *both* sides, either a full fence between the write
 //! and the read or a read-modify-write that orders them.
 //!
@@ -234,8 +279,8 @@
 //! # Policies
 //!
 //! See [`Policy`]: `state-machine` (above, the default), `always-ipi`,
-//! `racy-flag` (the seed-004 bug, a fault-injection fixture only) and
-//! `poll`.
+//! `racy-flag` (the lost-wakeup bug, a fault-injection fixture only, feature
+//! `fault-fixtures`) and `poll`.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -260,6 +305,8 @@ mod notify;
 mod parker;
 mod platform;
 mod policy;
+#[cfg(all(feature = "std", not(loom)))]
+pub mod pool;
 mod state;
 mod steal;
 mod sync;
@@ -267,6 +314,11 @@ mod waker;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 pub use backoff::{Backoff, BackoffMode, MAX_SPIN_US, STEAL_COOLDOWN_HALTS, STEAL_GAP_US};
 pub use core_set::CoreSet;

@@ -3,7 +3,9 @@
 //!
 //! Steps: the lints first (`cargo fmt --check`, `cargo clippy -D warnings`
 //! for the host crates and for the kernel target), each one test; then
-//! (a) `cargo test` of the host crates, (b) the loom models of the
+//! (a) `cargo test` of the host crates (doctests included), the wake
+//! crate's `cargo doc -D warnings` and one tiny run of its pool benchmark
+//! example, each one test, (b) the loom models of the
 //! wake protocol, (c) the mutation run over those models (every mutant
 //! killed by the model's own assertion), (d) the in-kernel suite
 //! (`mode=test`) in each configuration of [`kernel_suites`], (e) the QEMU
@@ -138,6 +140,8 @@ pub fn run(_args: &TestArgs) -> Result<()> {
         lint_step("clippy host", clippy_host_command()),
         lint_step("clippy kernel", clippy_kernel_command()),
         cargo_test_step("host crates", host_tests_command()),
+        lint_step("wake docs", wake_docs_command()),
+        lint_step("wake pool example", pool_example_command()),
         cargo_test_step("loom", loom_tests_command()),
         mutants_step(),
     ];
@@ -229,6 +233,29 @@ fn host_tests_command() -> Command {
     for package in HOST_PACKAGES {
         command.args(["-p", package]);
     }
+    command
+}
+
+/// The wake crate's documentation, every feature on, with rustdoc's
+/// warnings (broken links, missing docs) as errors. Its doctests ran in the
+/// host step.
+fn wake_docs_command() -> Command {
+    let mut command = cargo();
+    command
+        .args(["doc", "--no-deps", "-p", LOOM_PACKAGE])
+        .args(["--features", "std,fault-fixtures,test-hooks"])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    command
+}
+
+/// The wake crate's user-space pool benchmark, once and tiny: it builds,
+/// runs every workload and configuration, and exits 0 (its numbers are
+/// for `--release` runs by hand, not for a test).
+fn pool_example_command() -> Command {
+    let mut command = cargo();
+    command
+        .args(["run", "-p", LOOM_PACKAGE, "--example", "pool_bench", "--"])
+        .args(["--repeats", "1", "--dispatches", "200"]);
     command
 }
 

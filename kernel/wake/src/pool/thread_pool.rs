@@ -1,0 +1,430 @@
+//! [`ThreadPool`]: worker threads on the wake protocol, with private and
+//! shared work.
+
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::worker_platform::{SleepCounts, WakeLine, WorkerPlatform};
+use crate::backoff::BackoffMode;
+use crate::core_wake::CoreWake;
+use crate::counters::{CounterSnapshot, Counters};
+use crate::idle_driver::{DriverConfig, Idle, IdleDriver};
+use crate::idle_hooks::NoHooks;
+use crate::policy::Policy;
+use crate::state::State;
+use crate::steal::{Searcher, Stealable};
+use crate::waker::wake_core;
+
+/// A unit of work: runs once, on some worker, which it may give more work.
+pub type Job = Box<dyn FnOnce(&Worker<'_>) + Send + 'static>;
+
+/// What travels through a worker's inbox.
+enum Item {
+    /// Private work for this worker.
+    Job(Job),
+    /// The work-conserving rule chose this worker to search the shared
+    /// queue.
+    Search,
+}
+
+/// How a pool is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Worker threads (at least 1).
+    pub workers: usize,
+    /// The wake policy of every worker: [`Policy::StateMachine`] (unpark a
+    /// worker only once it committed to sleep) or [`Policy::AlwaysIpi`]
+    /// (unpark on every notification, the baseline).
+    pub policy: Policy,
+    /// How long an idle worker polls its inbox before it parks
+    /// ([`BackoffMode::Off`]: parks at once).
+    pub spin: BackoffMode,
+}
+
+impl PoolConfig {
+    /// `workers` threads, the protocol, no spinning.
+    #[must_use]
+    pub const fn new(workers: usize) -> Self {
+        Self {
+            workers,
+            policy: Policy::StateMachine,
+            spin: BackoffMode::Off,
+        }
+    }
+}
+
+/// The pool's counts, added up over its workers and producers (each count
+/// is exact once the pool has stopped).
+///
+/// `#[non_exhaustive]`: counts may be added.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolStats {
+    /// Jobs run (private and shared).
+    pub jobs_run: u64,
+    /// Wakes the senders sent (each one `Thread::unpark` of a worker).
+    pub wakes_sent: u64,
+    /// Every `Thread::unpark` the pool made (wakes, probes, stopping aside).
+    pub unparks: u64,
+    /// The sleepers' side: sleeps that ended on a latched wake.
+    pub wakes_taken: u64,
+    /// The sleepers' side: calls to `park`.
+    pub parks: u64,
+    /// The sleepers' side: `park` returns with nothing latched.
+    pub empty_park_returns: u64,
+    /// Search wakes the work-conserving rule chose (shared work).
+    pub search_wakes: u64,
+    /// The protocol's counters of every worker and producer.
+    pub protocol: CounterSnapshot,
+}
+
+/// What every thread of the pool shares.
+struct Shared {
+    cores: Box<[CoreWake<Item>]>,
+    lines: Box<[WakeLine]>,
+    steal: Stealable<Job>,
+    stopping: AtomicBool,
+    epoch: Instant,
+}
+
+impl Shared {
+    /// Hands `item` to `target` from a producer that is not a worker.
+    fn submit(&self, target: usize, item: Item, counters: &Counters) {
+        if self.cores[target].submit(item, counters).must_wake() {
+            self.lines[target].send_wake();
+        }
+    }
+}
+
+/// A running pool. Dropping it stops it (see [`ThreadPool::shutdown`]).
+///
+/// ```
+/// use std::sync::mpsc;
+/// use vigil_wake::pool::{PoolConfig, ThreadPool};
+///
+/// let pool = ThreadPool::new(PoolConfig::new(2));
+/// let (done, results) = mpsc::channel();
+/// for i in 0..4u32 {
+///     let done = done.clone();
+///     // Private work for worker i % 2; the worker is unparked only if it
+///     // committed to sleep.
+///     pool.submit(i as usize % 2, move |_| done.send(i * i).unwrap());
+/// }
+/// let mut squares: Vec<u32> = results.iter().take(4).collect();
+/// squares.sort();
+/// assert_eq!(squares, [0, 1, 4, 9]);
+/// let stats = pool.shutdown();
+/// assert_eq!(stats.jobs_run, 4);
+/// // Never more wakes than halts: each sleep is woken at most once.
+/// assert!(stats.wakes_sent <= stats.protocol.halts);
+/// ```
+pub struct ThreadPool {
+    shared: Arc<Shared>,
+    producer: Producer,
+    handles: Vec<JoinHandle<WorkerTotals>>,
+}
+
+impl core::fmt::Debug for ThreadPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ThreadPool")
+            .field("workers", &self.shared.cores.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a worker counted, returned when it stops.
+#[derive(Debug, Default, Clone, Copy)]
+struct WorkerTotals {
+    jobs_run: u64,
+    sleep: SleepCounts,
+}
+
+impl ThreadPool {
+    /// Starts `config.workers` worker threads.
+    ///
+    /// # Panics
+    ///
+    /// If `config.workers` is 0, if the policy is neither
+    /// [`Policy::StateMachine`] nor [`Policy::AlwaysIpi`], or if a thread
+    /// cannot be spawned.
+    #[must_use]
+    pub fn new(config: PoolConfig) -> Self {
+        assert!(config.workers > 0, "a pool needs at least one worker");
+        assert!(
+            matches!(config.policy, Policy::StateMachine | Policy::AlwaysIpi),
+            "the pool runs state-machine or always-ipi, not {}",
+            config.policy
+        );
+        let shared = Arc::new(Shared {
+            cores: (0..config.workers)
+                .map(|_| CoreWake::new(config.policy))
+                .collect(),
+            lines: (0..config.workers).map(|_| WakeLine::default()).collect(),
+            steal: Stealable::new(config.workers),
+            stopping: AtomicBool::new(false),
+            epoch: Instant::now(),
+        });
+        let handles = (0..config.workers)
+            .map(|me| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(alloc::format!("vigil-pool-{me}"))
+                    .spawn(move || run_worker(&shared, me, config.spin))
+                    .expect("spawn a pool worker")
+            })
+            .collect();
+        let producer = Producer {
+            shared: Arc::clone(&shared),
+            counters: Counters::new(),
+        };
+        Self {
+            shared,
+            producer,
+            handles,
+        }
+    }
+
+    /// The number of workers.
+    #[must_use]
+    pub fn workers(&self) -> usize {
+        self.shared.cores.len()
+    }
+
+    /// Wakes taken so far, counted by the sleepers (each a sleep that ended
+    /// on a latched wake): the other side of [`PoolStats::wakes_sent`].
+    #[must_use]
+    pub fn wakes_taken(&self) -> u64 {
+        self.shared.lines.iter().map(WakeLine::wakes_taken).sum()
+    }
+
+    /// How many workers are asleep now (state `Halted`: committed to sleep
+    /// and not yet woken). An observation, stale as soon as it is read.
+    #[must_use]
+    pub fn sleeping_workers(&self) -> usize {
+        self.shared
+            .cores
+            .iter()
+            .filter(|core| core.state() == State::Halted)
+            .count()
+    }
+
+    /// Gives worker `worker` a private job (from the pool's own producer
+    /// slot; a thread that submits often should use its own
+    /// [`producer`](ThreadPool::producer)).
+    pub fn submit(&self, worker: usize, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
+        self.producer.submit(worker, job);
+    }
+
+    /// Queues a shared job: any worker may run it.
+    pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
+        self.producer.spawn(job);
+    }
+
+    /// A producer handle with its own counters, for one submitting thread.
+    #[must_use]
+    pub fn producer(&self) -> Producer {
+        Producer {
+            shared: Arc::clone(&self.shared),
+            counters: Counters::new(),
+        }
+    }
+
+    /// Stops the pool: every worker finishes what it has, parks once more,
+    /// and ends. Call it once the jobs you care about have completed (a job
+    /// given to a worker that already stopped is dropped unrun). Returns the
+    /// pool's counts (the pool's own producer included; producers handed
+    /// out by [`producer`](ThreadPool::producer) keep theirs).
+    #[must_use]
+    pub fn shutdown(mut self) -> PoolStats {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> PoolStats {
+        // Relaxed: each worker re-reads it before every `park`, and the
+        // nudge below ends a `park` that began before it was set.
+        self.shared.stopping.store(true, Relaxed);
+        let mut stats = PoolStats::default();
+        for line in self.shared.lines.iter() {
+            line.nudge();
+        }
+        for handle in self.handles.drain(..) {
+            let totals = handle.join().expect("a pool worker panicked");
+            stats.jobs_run += totals.jobs_run;
+            stats.parks += totals.sleep.parks;
+            stats.empty_park_returns += totals.sleep.empty_returns;
+            stats.wakes_taken += totals.sleep.wakes_taken;
+        }
+        for (core, line) in self.shared.cores.iter().zip(self.shared.lines.iter()) {
+            stats.protocol += core.counters().snapshot();
+            stats.wakes_sent += line.wakes_sent();
+            stats.unparks += line.unparks();
+        }
+        stats.protocol += self.producer.counters.snapshot();
+        stats.search_wakes = self.shared.steal.snapshot().search_wakes;
+        stats
+    }
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        if !self.handles.is_empty() {
+            let _ = self.stop();
+        }
+    }
+}
+
+/// A thread that gives the pool work without being one of its workers,
+/// with its own protocol counters (a counter block has one writer).
+pub struct Producer {
+    shared: Arc<Shared>,
+    counters: Counters,
+}
+
+impl core::fmt::Debug for Producer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Producer")
+            .field("counters", &self.counters.snapshot())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Producer {
+    /// Gives worker `worker` a private job.
+    ///
+    /// # Panics
+    ///
+    /// If `worker` is not one of the pool's.
+    pub fn submit(&self, worker: usize, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
+        self.shared
+            .submit(worker, Item::Job(Box::new(job)), &self.counters);
+    }
+
+    /// Queues a shared job; the work-conserving rule wakes a worker to
+    /// search if none is searching.
+    pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
+        let job: Job = Box::new(job);
+        // A publisher outside the pool's cores: index `workers`, never
+        // chosen to search.
+        let outside = self.shared.cores.len();
+        self.shared.steal.publish(outside, [job], |chosen| {
+            self.shared.submit(chosen, Item::Search, &self.counters);
+        });
+    }
+
+    /// This producer's protocol counters.
+    #[must_use]
+    pub fn counters(&self) -> CounterSnapshot {
+        self.counters.snapshot()
+    }
+}
+
+/// The worker running a job: what the job may use to give more work.
+pub struct Worker<'a> {
+    shared: &'a Shared,
+    sender: WorkerPlatform<'a>,
+}
+
+impl core::fmt::Debug for Worker<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Worker")
+            .field("index", &self.index())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker<'_> {
+    /// This worker's index.
+    #[must_use]
+    pub fn index(&self) -> usize {
+        crate::platform::Platform::core(&self.sender)
+    }
+
+    /// Gives worker `worker` (this one included) a private job, counted in
+    /// this worker's counters.
+    pub fn submit(&self, worker: usize, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
+        self.send(worker, Item::Job(Box::new(job)));
+    }
+
+    /// Queues a shared job.
+    pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
+        let job: Job = Box::new(job);
+        self.shared.steal.publish(self.index(), [job], |chosen| {
+            self.send(chosen, Item::Search)
+        });
+    }
+
+    fn send(&self, target: usize, item: Item) {
+        let me = self.index();
+        if target == me {
+            // Its own inbox: drained before it can sleep, never a wake.
+            let core = &self.shared.cores[me];
+            let _ = core.send(item, core);
+        } else {
+            let _ = wake_core(&self.shared.cores, target, item, &self.sender, &NoHooks);
+        }
+    }
+}
+
+/// One worker thread: the kernel's idle loop, on threads.
+fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
+    shared.lines[me].register();
+    let platform = WorkerPlatform::new(me, &shared.lines, &shared.stopping, shared.epoch);
+    let mut driver = IdleDriver::new(
+        &shared.cores,
+        platform,
+        NoHooks,
+        DriverConfig {
+            backoff: spin,
+            watchdog_tick_us: None,
+        },
+    );
+    let worker = Worker {
+        shared,
+        sender: WorkerPlatform::new(me, &shared.lines, &shared.stopping, shared.epoch),
+    };
+    let mut searcher = Searcher::new(me);
+    let mut batch = VecDeque::new();
+    let mut private = VecDeque::new();
+    let mut totals = WorkerTotals::default();
+    loop {
+        driver.drain(&mut batch);
+        sort(&mut batch, &mut private, &mut searcher);
+        let next = if private.is_empty() {
+            shared
+                .steal
+                .take(&mut searcher, |chosen| worker.send(chosen, Item::Search))
+        } else {
+            shared
+                .steal
+                .before_pinned_work(&mut searcher, |chosen| worker.send(chosen, Item::Search));
+            private.pop_front()
+        };
+        if let Some(job) = next {
+            job(&worker);
+            totals.jobs_run += 1;
+            continue;
+        }
+        match driver.idle(&mut batch) {
+            Idle::Ready => sort(&mut batch, &mut private, &mut searcher),
+            Idle::MachineStopped => break,
+        }
+    }
+    totals.sleep = driver.platform().sleep_counts();
+    totals
+}
+
+/// Moves drained items to the worker's private run queue, noting search
+/// wakes.
+fn sort(batch: &mut VecDeque<Item>, private: &mut VecDeque<Job>, searcher: &mut Searcher) {
+    for item in batch.drain(..) {
+        match item {
+            Item::Job(job) => private.push_back(job),
+            Item::Search => searcher.search_wake_drained(),
+        }
+    }
+}
