@@ -5,7 +5,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -38,8 +38,10 @@ pub struct PoolConfig {
     /// Worker threads (at least 1).
     pub workers: usize,
     /// The wake policy of every worker: [`Policy::StateMachine`] (unpark a
-    /// worker only once it committed to sleep) or [`Policy::AlwaysIpi`]
-    /// (unpark on every notification, the baseline).
+    /// worker only once it committed to sleep; shared work wakes the
+    /// workers the work-conserving rule chooses) or [`Policy::AlwaysIpi`]
+    /// (the baseline: unpark on every notification, and every shared job
+    /// also unparks one worker, round-robin).
     pub policy: Policy,
     /// How long an idle worker polls its inbox before it parks
     /// ([`BackoffMode::Off`]: parks at once).
@@ -85,6 +87,9 @@ pub struct PoolStats {
 
 /// What every thread of the pool shares.
 struct Shared {
+    policy: Policy,
+    /// The next worker an always-unpark pool wakes for a shared job.
+    next_unparked: AtomicUsize,
     cores: Box<[CoreWake<Item>]>,
     lines: Box<[WakeLine]>,
     steal: Stealable<Job>,
@@ -93,6 +98,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// Under [`Policy::AlwaysIpi`], the worker every shared job also wakes
+    /// (round-robin): the baseline pool that unparks a worker per dispatch,
+    /// whatever the work-conserving rule chose. `None` under the protocol.
+    fn unparked_for_shared_job(&self) -> Option<usize> {
+        (self.policy == Policy::AlwaysIpi)
+            // Relaxed: any spread of the wakes will do.
+            .then(|| self.next_unparked.fetch_add(1, Relaxed) % self.cores.len())
+    }
+
     /// Hands `item` to `target` from a producer that is not a worker.
     fn submit(&self, target: usize, item: Item, counters: &Counters) {
         if self.cores[target].submit(item, counters).must_wake() {
@@ -161,6 +175,8 @@ impl ThreadPool {
             config.policy
         );
         let shared = Arc::new(Shared {
+            policy: config.policy,
+            next_unparked: AtomicUsize::new(0),
             cores: (0..config.workers)
                 .map(|_| CoreWake::new(config.policy))
                 .collect(),
@@ -314,6 +330,9 @@ impl Producer {
         self.shared.steal.publish(outside, [job], |chosen| {
             self.shared.submit(chosen, Item::Search, &self.counters);
         });
+        if let Some(worker) = self.shared.unparked_for_shared_job() {
+            self.shared.submit(worker, Item::Search, &self.counters);
+        }
     }
 
     /// This producer's protocol counters.
