@@ -1,36 +1,49 @@
-//! How a run ends: the exit codes the harness understands (written to QEMU's
-//! isa-debug-exit; QEMU's status is `(code << 1) | 1`). Documented in the
-//! README; the harness treats only `Success` (status 33) as success.
+//! How a run ends: the exit codes the harness understands (defined once, in
+//! `vigil-proto`; written to QEMU's isa-debug-exit, whose status is
+//! `(code << 1) | 1`). Documented in the README; the harness treats only
+//! `Success` (status 33) as success.
+//!
+//! The lowest layer of the kernel: it imports nothing above `arch`. What a
+//! failure should name (the in-kernel test running, say) comes through a
+//! hook that the layer above installs ([`set_failure_context`]).
+
+use alloc::format;
+use spin::Once;
+use vigil_proto::test_line::{TestLine, TestOutcome};
 
 use crate::arch::qemu_exit;
 
-/// A run's final verdict, as written to isa-debug-exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum ExitCode {
-    /// Everything asked for ran and passed (QEMU status 33).
-    Success = 0x10,
-    /// A test or a workload check failed (35).
-    Failed = 0x11,
-    /// A Rust panic (37).
-    Panic = 0x12,
-    /// A boot parameter was unknown or malformed (39).
-    BadParameter = 0x13,
-    /// An unexpected CPU exception (41).
-    CpuException = 0x14,
+pub use vigil_proto::exit_code::ExitCode;
+
+/// Names what was running when a failure ended the run (an in-kernel test),
+/// if anything: installed once by the layer that knows.
+static FAILURE_CONTEXT: Once<fn() -> Option<&'static str>> = Once::new();
+
+/// Installs the hook [`fail`] asks for the name of the test running. The
+/// first call wins; later ones are ignored.
+pub fn set_failure_context(current_test: fn() -> Option<&'static str>) {
+    FAILURE_CONTEXT.call_once(|| current_test);
 }
 
 /// Ends the run with `code`.
 pub fn exit(code: ExitCode) -> ! {
-    qemu_exit::exit_qemu(code as u32)
+    qemu_exit::exit_qemu(u32::from(code.code()))
 }
 
 /// Ends the run with a failure `code`, first naming the in-kernel test that
-/// was running, if any.
+/// was running, if any, as a failed test with its reason.
 pub fn fail(code: ExitCode) -> ! {
-    if let Some(name) = crate::ktest::runner::current_test() {
-        crate::emergency_println!("test {name} ... FAILED ({code:?})");
+    if let Some(name) = FAILURE_CONTEXT
+        .get()
+        .and_then(|current_test| current_test())
+    {
+        let why = format!("exited with {code:?} ({:#x})", code.code());
+        let line = TestLine {
+            name,
+            outcome: TestOutcome::Failed(Some(&why)),
+        };
+        crate::emergency_println!("{line}");
     }
-    crate::emergency_println!("vigil: exiting with {code:?} ({:#x})", code as u32);
+    crate::emergency_println!("vigil: exiting with {code:?} ({:#x})", code.code());
     exit(code)
 }

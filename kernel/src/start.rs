@@ -98,7 +98,7 @@ fn main_task(params: &BootParams) {
             let code = if outcome.failed == 0 {
                 ExitCode::Success
             } else {
-                ExitCode::Failed
+                ExitCode::CheckFailed
             };
             exit(fail_on_lost_wakeups(code))
         }
@@ -120,26 +120,26 @@ fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
         println!(
             "vigil: FAILED: the injected dropped task wake never fired (no parked last worker)"
         );
-        return ExitCode::Failed;
+        return ExitCode::CheckFailed;
     }
     if sched::steal_join::strand_unfired() {
         println!(
             "vigil: FAILED: the injected stranded-steal fault never fired (no round published with every other core idle)"
         );
-        return ExitCode::Failed;
+        return ExitCode::CheckFailed;
     }
     if let Some(fault) = sched::wake_ipi::unfired_fault() {
         println!(
             "vigil: FAILED: the injected {fault:?} IPI fault never fired (no wake IPI after its round)"
         );
-        return ExitCode::Failed;
+        return ExitCode::CheckFailed;
     }
     let lost = sched::watchdog::lost_wakeups();
     if lost == 0 {
         return code;
     }
     println!("vigil: FAILED: {lost} lost wakeup(s) detected by the watchdog");
-    ExitCode::Failed
+    ExitCode::CheckFailed
 }
 
 /// Arms `fault=dropped-ipi|misdirected-ipi|miscounted-ipi` (they fire in the

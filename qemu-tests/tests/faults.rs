@@ -95,7 +95,7 @@ fn a_dropped_task_wake_is_named_by_the_stuck_round_watch() {
     );
     assert_eq!(
         outcome.verdict,
-        Verdict::TestFailure,
+        Verdict::CheckFailed,
         "{}",
         describe(&outcome)
     );
@@ -159,7 +159,7 @@ fn stranded_stealable_work_is_reported_by_the_strand_watch() {
         );
         assert_eq!(
             outcome.verdict,
-            Verdict::TestFailure,
+            Verdict::CheckFailed,
             "{}",
             describe(&outcome)
         );

@@ -179,7 +179,7 @@ mod tests {
         let lost = LostWakeups::parse(serial);
         assert_eq!(
             explain(&run, &lost, RunClass::LostWakeups),
-            "3 lost wakeup(s) detected by the in-guest watchdog (test failure: exit code 0x11)"
+            "3 lost wakeup(s) detected by the in-guest watchdog (check failed: exit code 0x11)"
         );
         let run = outcome(QemuExit::Stalled { stall_s: 20 }, "");
         assert_eq!(
@@ -194,7 +194,7 @@ mod tests {
         );
         assert_eq!(
             explain(&run, &LostWakeups::default(), RunClass::Failed),
-            "test failure: exit code 0x11 after the guest's STUCK ROUND: a fork-join round has not finished after 20000 ms\n     worker 2 (task 3): parker parked"
+            "check failed: exit code 0x11 after the guest's STUCK ROUND: a fork-join round has not finished after 20000 ms\n     worker 2 (task 3): parker parked"
         );
     }
 }

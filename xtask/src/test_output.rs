@@ -2,6 +2,8 @@
 //! kernel's serial output in test mode (`[cN] test NAME ... ok|FAILED|
 //! skipped (why)`, then `[cN] P passed, F failed[, S skipped]`).
 
+use vigil_proto::test_line::{SuiteSummary, TestLine, TestOutcome};
+
 /// Passed/failed/skipped counts, added up across steps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -100,24 +102,18 @@ pub struct KernelTestCase {
     pub result: CaseResult,
 }
 
-/// Parses `test NAME ... ok`, `test NAME ... FAILED` (bare, with the
-/// runner's `: why` or the panic path's ` (why)`) or
-/// `test NAME ... skipped (why)` (after the core prefix).
+/// Parses a result line of the in-kernel suite (after the core prefix), in
+/// the one format `vigil-proto` defines: `test NAME ... ok`, `... FAILED`
+/// (bare or with `: why`), `... skipped` (bare or with ` (why)`).
 pub fn parse_kernel_test_line(message: &str) -> Option<KernelTestCase> {
-    let rest = message.trim_end().strip_prefix("test ")?;
-    let (name, result) = rest.split_once(" ... ")?;
-    let result = match result {
-        "ok" => CaseResult::Ok,
-        "FAILED" => CaseResult::Failed,
-        other if other.starts_with("FAILED: ") || other.starts_with("FAILED (") => {
-            CaseResult::Failed
-        }
-        "skipped" => CaseResult::Skipped,
-        other if other.starts_with("skipped (") => CaseResult::Skipped,
-        _ => return None,
+    let line = TestLine::parse(message)?;
+    let result = match line.outcome {
+        TestOutcome::Ok => CaseResult::Ok,
+        TestOutcome::Failed(_) => CaseResult::Failed,
+        TestOutcome::Skipped(_) => CaseResult::Skipped,
     };
     Some(KernelTestCase {
-        name: name.to_string(),
+        name: line.name.to_string(),
         result,
     })
 }
@@ -125,26 +121,8 @@ pub fn parse_kernel_test_line(message: &str) -> Option<KernelTestCase> {
 /// Parses the kernel's closing line `P passed, F failed` with an optional
 /// `, S skipped` (after the core prefix; nothing else may be on the line).
 pub fn parse_summary_line(message: &str) -> Option<Counts> {
-    let mut parts = message.trim_end().split(", ");
-    let passed = count_of(parts.next()?, " passed")?;
-    let failed = count_of(parts.next()?, " failed")?;
-    let skipped = match parts.next() {
-        Some(part) => count_of(part, " skipped")?,
-        None => 0,
-    };
-    if parts.next().is_some() {
-        return None;
-    }
-    Some(Counts::new(passed, failed).with_skipped(skipped))
-}
-
-/// `"12 passed"` with suffix `" passed"` gives 12; anything else `None`.
-fn count_of(part: &str, suffix: &str) -> Option<u64> {
-    let digits = part.strip_suffix(suffix)?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    let summary = SuiteSummary::parse(message)?;
+    Some(Counts::new(summary.passed, summary.failed).with_skipped(summary.skipped))
 }
 
 /// What the kernel's serial output says about its test suite.
@@ -257,7 +235,7 @@ mod tests {
             case("sched::fork join", CaseResult::Failed)
         );
         // The kernel's runner gives the reason after a colon, the panic
-        // path in parentheses: both are failures of that test, by name.
+        // path's exit code: both are failures of that test, by name.
         assert_eq!(
             parse_kernel_test_line(
                 "test smp::all_pairs_ipi ... FAILED: core 1: kernel/src/ktest/smp_tests.rs:120: IPI 1->0 never acknowledged"
@@ -265,7 +243,7 @@ mod tests {
             case("smp::all_pairs_ipi", CaseResult::Failed)
         );
         assert_eq!(
-            parse_kernel_test_line("test sched::storm ... FAILED (Panic)"),
+            parse_kernel_test_line("test sched::storm ... FAILED: exited with Panic (0x12)"),
             case("sched::storm", CaseResult::Failed)
         );
         assert_eq!(

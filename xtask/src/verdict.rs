@@ -3,28 +3,7 @@
 
 use std::fmt;
 
-/// I/O port of QEMU's `isa-debug-exit` device.
-pub const DEBUG_EXIT_IOBASE: u16 = 0xf4;
-
-/// Codes the kernel writes to the debug-exit port.
-pub mod exit_code {
-    /// The kernel (or its test suite) succeeded.
-    pub const SUCCESS: u8 = 0x10;
-    /// At least one in-kernel test failed.
-    pub const TEST_FAILURE: u8 = 0x11;
-    /// The kernel panicked.
-    pub const PANIC: u8 = 0x12;
-    /// A boot parameter was rejected.
-    pub const BAD_PARAM: u8 = 0x13;
-    /// An unexpected CPU exception was taken.
-    pub const EXCEPTION: u8 = 0x14;
-}
-
-/// The status QEMU exits with when the guest writes `code` to the
-/// debug-exit port: `(code << 1) | 1`.
-pub const fn qemu_status_for(code: u8) -> i32 {
-    ((code as i32) << 1) | 1
-}
+pub use vigil_proto::exit_code::{DEBUG_EXIT_PORT as DEBUG_EXIT_IOBASE, ExitCode};
 
 /// How the QEMU process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +30,7 @@ pub enum Verdict {
     /// Debug-exit code 0x10 (QEMU status 33).
     Success,
     /// Debug-exit code 0x11 (QEMU status 35).
-    TestFailure,
+    CheckFailed,
     /// Debug-exit code 0x12 (QEMU status 37).
     Panic,
     /// Debug-exit code 0x13 (QEMU status 39).
@@ -93,19 +72,26 @@ impl Verdict {
     }
 
     fn from_status(status: i32) -> Self {
-        const SUCCESS: i32 = qemu_status_for(exit_code::SUCCESS);
-        const TEST_FAILURE: i32 = qemu_status_for(exit_code::TEST_FAILURE);
-        const PANIC: i32 = qemu_status_for(exit_code::PANIC);
-        const BAD_PARAM: i32 = qemu_status_for(exit_code::BAD_PARAM);
-        const EXCEPTION: i32 = qemu_status_for(exit_code::EXCEPTION);
-        match status {
-            SUCCESS => Self::Success,
-            TEST_FAILURE => Self::TestFailure,
-            PANIC => Self::Panic,
-            BAD_PARAM => Self::BadParam,
-            EXCEPTION => Self::Exception,
-            0 => Self::TripleFault,
-            other => Self::QemuError(other),
+        match ExitCode::from_qemu_status(status) {
+            Some(ExitCode::Success) => Self::Success,
+            Some(ExitCode::CheckFailed) => Self::CheckFailed,
+            Some(ExitCode::Panic) => Self::Panic,
+            Some(ExitCode::BadParameter) => Self::BadParam,
+            Some(ExitCode::CpuException) => Self::Exception,
+            None if status == 0 => Self::TripleFault,
+            None => Self::QemuError(status),
+        }
+    }
+
+    /// The kernel's exit code behind this verdict, if the kernel chose it.
+    pub fn exit_code(self) -> Option<ExitCode> {
+        match self {
+            Self::Success => Some(ExitCode::Success),
+            Self::CheckFailed => Some(ExitCode::CheckFailed),
+            Self::Panic => Some(ExitCode::Panic),
+            Self::BadParam => Some(ExitCode::BadParameter),
+            Self::Exception => Some(ExitCode::CpuException),
+            _ => None,
         }
     }
 
@@ -132,14 +118,7 @@ pub fn reason(exit: QemuExit) -> String {
         ),
         (Verdict::QemuError(status), _) => format!("QEMU error: exited with status {status}"),
         (verdict, QemuExit::Status(status)) => {
-            let what = match verdict {
-                Verdict::Success => "success",
-                Verdict::TestFailure => "test failure",
-                Verdict::Panic => "panic",
-                Verdict::BadParam => "bad boot parameter",
-                Verdict::Exception => "CPU exception",
-                _ => unreachable!("handled above"),
-            };
+            let what = verdict.exit_code().map_or("?", ExitCode::label);
             format!("{what}: exit code {:#04x}", status >> 1)
         }
         (_, QemuExit::Signal(_)) => unreachable!("signals map to Verdict::Signal"),
@@ -159,12 +138,10 @@ pub fn verdict_line(exit: QemuExit) -> String {
 
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(code) = self.exit_code() {
+            return f.write_str(code.label());
+        }
         match self {
-            Self::Success => f.write_str("success"),
-            Self::TestFailure => f.write_str("test failure"),
-            Self::Panic => f.write_str("panic"),
-            Self::BadParam => f.write_str("bad boot parameter"),
-            Self::Exception => f.write_str("CPU exception"),
             Self::TripleFault => f.write_str("triple fault"),
             Self::Timeout => f.write_str("timeout"),
             Self::Stuck => f.write_str("stuck"),
@@ -172,6 +149,9 @@ impl fmt::Display for Verdict {
             Self::IpiCountMismatch => f.write_str("IPI count mismatch"),
             Self::Signal(signal) => write!(f, "killed by signal {signal}"),
             Self::QemuError(status) => write!(f, "QEMU exit status {status}"),
+            Self::Success | Self::CheckFailed | Self::Panic | Self::BadParam | Self::Exception => {
+                unreachable!("the kernel's own codes are labelled above")
+            }
         }
     }
 }
@@ -185,18 +165,18 @@ mod tests {
     }
 
     #[test]
-    fn debug_exit_codes_map_to_qemu_statuses() {
-        assert_eq!(qemu_status_for(exit_code::SUCCESS), 33);
-        assert_eq!(qemu_status_for(exit_code::TEST_FAILURE), 35);
-        assert_eq!(qemu_status_for(exit_code::PANIC), 37);
-        assert_eq!(qemu_status_for(exit_code::BAD_PARAM), 39);
-        assert_eq!(qemu_status_for(exit_code::EXCEPTION), 41);
+    fn every_kernel_code_has_its_verdict_and_back() {
+        for code in ExitCode::ALL {
+            let verdict = Verdict::from_exit(status(code.qemu_status()));
+            assert_eq!(verdict.exit_code(), Some(code));
+            assert_eq!(verdict.to_string(), code.label());
+        }
     }
 
     #[test]
     fn each_contract_status_has_its_verdict() {
         assert_eq!(Verdict::from_exit(status(33)), Verdict::Success);
-        assert_eq!(Verdict::from_exit(status(35)), Verdict::TestFailure);
+        assert_eq!(Verdict::from_exit(status(35)), Verdict::CheckFailed);
         assert_eq!(Verdict::from_exit(status(37)), Verdict::Panic);
         assert_eq!(Verdict::from_exit(status(39)), Verdict::BadParam);
         assert_eq!(Verdict::from_exit(status(41)), Verdict::Exception);
@@ -239,7 +219,7 @@ mod tests {
         );
         assert_eq!(
             verdict_line(status(35)),
-            "vigil: FAILED (test failure: exit code 0x11)"
+            "vigil: FAILED (check failed: exit code 0x11)"
         );
         assert_eq!(
             verdict_line(status(37)),

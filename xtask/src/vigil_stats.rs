@@ -1,93 +1,25 @@
 //! The kernel's machine-readable statistics line, `[c0] VIGIL-STATS {json}`,
 //! printed once at the end of a run-mode boot (format in the README).
 
-use std::collections::BTreeMap;
+use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
 use crate::test_output::strip_core_prefix;
+pub use vigil_proto::stats_line::{CoreStats, LatencySummary, STATS_PREFIX, StatsLine};
 
-/// Prefix of the statistics line, after the core prefix.
-pub const STATS_PREFIX: &str = "VIGIL-STATS ";
-
-/// The whole statistics object.
+/// The whole statistics object: the kernel's record ([`StatsLine`], defined
+/// with its formatter in `vigil-proto`), with the host's sums on top.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VigilStats {
-    /// What was measured (the workload's name).
-    pub label: String,
-    /// Wake policy the kernel ran (`state-machine`, `always-ipi`,
-    /// `racy-flag`, `poll`).
-    pub policy: String,
-    /// Calibrated TSC frequency.
-    pub tsc_ticks_per_ms: u64,
-    /// One entry per core, in core order.
-    pub cores: Vec<CoreStats>,
-    /// Wake latency per target state at the time of the wake (`local`,
-    /// `running`, `halting`, `halted`).
-    pub wake_latency_us: BTreeMap<String, LatencySummary>,
-}
+#[serde(transparent)]
+pub struct VigilStats(pub StatsLine);
 
-/// Counters of one core. The wake counters (`ipis_sent`, `elided_*`,
-/// `inbox_pushes`) count what this core did as a *waker*; `halts`,
-/// `wakeups`, `spurious_wakeups` and `wake_irqs` what happened to it as a
-/// sleeper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CoreStats {
-    /// Core index.
-    pub core: u32,
-    /// Wake IPIs this core sent.
-    pub ipis_sent: u64,
-    /// Notifications it skipped because the target was running.
-    pub elided_target_running: u64,
-    /// ... because it turned a halting target into DontSleep.
-    pub elided_dont_sleep: u64,
-    /// ... because another waker had claimed the halted target.
-    pub elided_already_claimed: u64,
-    /// ... because the target already had DontSleep pending.
-    pub elided_already_pending: u64,
-    /// ... because the target was itself.
-    pub elided_self_target: u64,
-    /// ... because the target polls (idle-poll build).
-    pub elided_polling: u64,
-    /// Items it pushed into inboxes.
-    pub inbox_pushes: u64,
-    /// Times this core halted.
-    pub halts: u64,
-    /// Times it woke from a halt.
-    pub wakeups: u64,
-    /// Wakeups that found nothing to do.
-    pub spurious_wakeups: u64,
-    /// Switches from its idle loop into a task.
-    pub switches: u64,
-    /// Tasks that finished on it.
-    pub tasks_finished: u64,
-    /// Time in its idle loop with nothing to run.
-    pub idle_us: u64,
-    /// Time inside `sti; hlt`.
-    pub halted_us: u64,
-    /// Wake-vector interrupts it took.
-    pub wake_irqs: u64,
-    /// Wake IPIs sent to it (ICR writes with it as destination, counted by
-    /// the senders): what the host's QEMU-trace oracle compares.
-    pub wake_ipis_to: u64,
-    /// Its halts that a wake IPI ended with work in its inbox (counted by
-    /// this core, the sleeper): the IPIs that were needed.
-    pub ipi_wakes_with_work: u64,
-    /// `wake_ipis_to - ipi_wakes_with_work`: IPIs sent to it that ended no
-    /// halt with work waiting (it was running, the IPI merged into one
-    /// already pending, or the halt it ended had nothing to do).
-    pub needless_ipis: u64,
-}
+impl Deref for VigilStats {
+    type Target = StatsLine;
 
-/// Percentiles of one wake-latency histogram (bucket upper bounds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    /// Wakes measured.
-    pub samples: u64,
-    /// Median, µs.
-    pub p50: u64,
-    /// 99th percentile, µs.
-    pub p99: u64,
+    fn deref(&self) -> &StatsLine {
+        &self.0
+    }
 }
 
 /// Sums over all cores, and per-core averages.

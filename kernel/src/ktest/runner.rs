@@ -7,6 +7,7 @@ use super::registry;
 use crate::println;
 use alloc::string::String;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use vigil_proto::test_line::{SuiteSummary, TestLine, TestOutcome};
 
 /// Why a test did not pass.
 #[derive(Debug, Clone)]
@@ -77,6 +78,7 @@ pub fn current_test() -> Option<&'static str> {
 
 /// Runs every test whose name contains `filter` (all if `None`).
 pub fn run_suite(filter: Option<&str>) -> SuiteOutcome {
+    crate::exit::set_failure_context(current_test);
     let selected = registry::ALL
         .iter()
         .enumerate()
@@ -90,25 +92,34 @@ pub fn run_suite(filter: Option<&str>) -> SuiteOutcome {
         CURRENT.store(index + 1, Ordering::Relaxed);
         match (test.run)() {
             Ok(()) => {
-                println!("test {} ... ok", test.name);
+                println!("{}", line(test.name, TestOutcome::Ok));
                 outcome.passed += 1;
             }
             Err(NotPassed::Failed(why)) => {
-                println!("test {} ... FAILED: {why}", test.name);
+                println!("{}", line(test.name, TestOutcome::Failed(Some(&why))));
                 outcome.failed += 1;
             }
             Err(NotPassed::Skipped(why)) => {
-                println!("test {} ... skipped ({why})", test.name);
+                println!("{}", line(test.name, TestOutcome::Skipped(Some(&why))));
                 outcome.skipped += 1;
             }
         }
         CURRENT.store(0, Ordering::Relaxed);
     }
     println!(
-        "{} passed, {} failed, {} skipped",
-        outcome.passed, outcome.failed, outcome.skipped
+        "{}",
+        SuiteSummary {
+            passed: outcome.passed as u64,
+            failed: outcome.failed as u64,
+            skipped: outcome.skipped as u64,
+        }
     );
     outcome
+}
+
+/// A result line, in the one format the host parses (`vigil-proto`).
+fn line<'a>(name: &'a str, outcome: TestOutcome<'a>) -> TestLine<'a> {
+    TestLine { name, outcome }
 }
 
 /// Fails the test with a message naming the source line unless `cond` holds.

@@ -64,5 +64,5 @@ pub fn check(me: usize) {
     core_sched::dump_cores();
     fork_join::dump_stuck_round();
     println!("vigil: FAILED: stuck fork-join round (no lost wakeup in any inbox)");
-    exit(ExitCode::Failed)
+    exit(ExitCode::CheckFailed)
 }

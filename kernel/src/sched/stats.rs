@@ -7,12 +7,10 @@ use super::task::WakeKind;
 use super::wake_ipi;
 use crate::arch::{interrupt_vectors, tsc};
 use crate::println;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
-
-/// Prefix of the machine-readable statistics line (documented in the README).
-pub const JSON_PREFIX: &str = "VIGIL-STATS ";
+use vigil_proto::stats_line::{CoreStats, LatencySummary, STATS_PREFIX, StatsLine};
 
 /// Scheduler-side counters of one core.
 #[derive(Debug, Default)]
@@ -58,37 +56,35 @@ fn get(c: &AtomicU64) -> u64 {
     c.load(Ordering::Relaxed)
 }
 
-/// One core's statistics as (JSON key, value) pairs, in report order. The
-/// table and the JSON line are both printed from this list.
-fn core_fields(i: usize, core: &CoreSched) -> [(&'static str, u64); 19] {
+/// One core's statistics, in the record the host parses (`vigil-proto`
+/// defines its fields once; the table and the JSON line both print them).
+fn core_stats(i: usize, core: &CoreSched) -> CoreStats {
     let c = core.wake.counters().snapshot();
     let s = &core.stats;
     let wake_ipis_to = wake_ipi::sent_to(i);
     let with_work = get(&s.ipi_wakes_with_work);
-    [
-        ("ipis_sent", c.wakes_sent),
-        ("elided_target_running", c.elided_target_running),
-        ("elided_dont_sleep", c.elided_dont_sleep),
-        ("elided_already_claimed", c.elided_already_claimed),
-        ("elided_already_pending", c.elided_already_pending),
-        ("elided_self_target", c.elided_self_target),
-        ("elided_polling", c.elided_polling),
-        ("inbox_pushes", c.inbox_pushes),
-        ("halts", c.halts),
-        ("wakeups", c.wakeups),
-        ("spurious_wakeups", c.spurious_wakeups),
-        ("switches", get(&s.switches)),
-        ("tasks_finished", get(&s.tasks_finished)),
-        ("idle_us", tsc::ticks_to_us(get(&s.idle_ticks))),
-        ("halted_us", tsc::ticks_to_us(get(&s.halted_ticks))),
-        (
-            "wake_irqs",
-            interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
-        ),
-        ("wake_ipis_to", wake_ipis_to),
-        ("ipi_wakes_with_work", with_work),
-        ("needless_ipis", wake_ipis_to.saturating_sub(with_work)),
-    ]
+    CoreStats {
+        core: i as u32,
+        ipis_sent: c.wakes_sent,
+        elided_target_running: c.elided_target_running,
+        elided_dont_sleep: c.elided_dont_sleep,
+        elided_already_claimed: c.elided_already_claimed,
+        elided_already_pending: c.elided_already_pending,
+        elided_self_target: c.elided_self_target,
+        elided_polling: c.elided_polling,
+        inbox_pushes: c.inbox_pushes,
+        halts: c.halts,
+        wakeups: c.wakeups,
+        spurious_wakeups: c.spurious_wakeups,
+        switches: get(&s.switches),
+        tasks_finished: get(&s.tasks_finished),
+        idle_us: tsc::ticks_to_us(get(&s.idle_ticks)),
+        halted_us: tsc::ticks_to_us(get(&s.halted_ticks)),
+        wake_irqs: interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
+        wake_ipis_to,
+        ipi_wakes_with_work: with_work,
+        needless_ipis: wake_ipis_to.saturating_sub(with_work),
+    }
 }
 
 /// Sample count, p50 and p99 (µs, bucket upper bounds) of the wakes of `kind`.
@@ -110,13 +106,13 @@ pub fn report(label: &str) {
         core_sched::policy().name()
     );
     let mut header = String::from("core");
-    for (name, _) in core_fields(0, &cores[0]) {
+    for name in CoreStats::KEYS {
         let _ = write!(header, " {name}");
     }
     println!("{header}");
     for (i, core) in cores.iter().enumerate() {
         let mut row = alloc::format!("{i:>4}");
-        for (name, value) in core_fields(i, core) {
+        for (name, value) in core_stats(i, core).fields() {
             let _ = write!(row, " {value:>width$}", width = name.len());
         }
         println!("{row}");
@@ -130,36 +126,31 @@ pub fn report(label: &str) {
             );
         }
     }
-    println!("{JSON_PREFIX}{}", json(label));
+    println!("{STATS_PREFIX}{}", record(label));
 }
 
-/// The statistics as one JSON object (format documented in the README).
-pub fn json(label: &str) -> String {
+/// The statistics record (printed as one JSON object, format in the
+/// README).
+pub fn record(label: &str) -> StatsLine {
     let cores = core_sched::cores();
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{{\"label\":\"{label}\",\"policy\":\"{}\",\"tsc_ticks_per_ms\":{},\"cores\":[",
-        core_sched::policy().name(),
-        tsc::ticks_per_ms()
-    );
-    for (i, core) in cores.iter().enumerate() {
-        let _ = write!(out, "{}{{\"core\":{i}", if i == 0 { "" } else { "," });
-        for (name, value) in core_fields(i, core) {
-            let _ = write!(out, ",\"{name}\":{value}");
-        }
-        out.push('}');
+    StatsLine {
+        label: label.to_string(),
+        policy: core_sched::policy().name().to_string(),
+        tsc_ticks_per_ms: tsc::ticks_per_ms(),
+        cores: cores
+            .iter()
+            .enumerate()
+            .map(|(i, core)| core_stats(i, core))
+            .collect(),
+        wake_latency_us: WakeKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let (samples, p50, p99) = latency_summary(cores, kind);
+                (
+                    kind.name().to_string(),
+                    LatencySummary { samples, p50, p99 },
+                )
+            })
+            .collect(),
     }
-    out.push_str("],\"wake_latency_us\":{");
-    for (k, kind) in WakeKind::ALL.into_iter().enumerate() {
-        let (samples, p50, p99) = latency_summary(cores, kind);
-        let _ = write!(
-            out,
-            "{}\"{}\":{{\"samples\":{samples},\"p50\":{p50},\"p99\":{p99}}}",
-            if k == 0 { "" } else { "," },
-            kind.name()
-        );
-    }
-    out.push_str("}}");
-    out
 }

@@ -161,7 +161,7 @@ pub fn check_stranded(me: usize) {
     core_sched::dump_cores();
     super::fork_join::dump_stuck_round();
     println!("vigil: FAILED: stealable work stranded (every core halted)");
-    exit(ExitCode::Failed)
+    exit(ExitCode::CheckFailed)
 }
 
 /// The pool's counts, for dumps.

@@ -49,7 +49,7 @@ pub fn prepare(rsdp_phys: Option<u64>) -> usize {
         Ok(t) => t,
         Err(err) => {
             println!("boot error: CPU discovery failed: {err}");
-            exit(ExitCode::Failed)
+            exit(ExitCode::CheckFailed)
         }
     };
     DISCOVERED.store(topology.apic_ids.len(), Ordering::Relaxed);
@@ -123,7 +123,7 @@ fn start_aps(apic_ids: &[u32]) {
             "boot error: the AP trampoline page {:#x} is not usable memory in this boot's memory map",
             trampoline::TRAMPOLINE_PHYS
         );
-        exit(ExitCode::Failed)
+        exit(ExitCode::CheckFailed)
     }
     let stacks: Vec<(u32, u64)> = apic_ids
         .iter()
@@ -189,7 +189,7 @@ fn start_aps(apic_ids: &[u32]) {
         println!(
             "boot error: APs with APIC ids {missing:?} did not check in within {CHECKIN_TIMEOUT_MS} ms"
         );
-        exit(ExitCode::Failed)
+        exit(ExitCode::CheckFailed)
     }
     trampoline::remove();
 }

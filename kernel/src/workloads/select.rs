@@ -42,7 +42,7 @@ pub fn run(params: &BootParams) -> ExitCode {
             }
             Err(why) => {
                 println!("ping-pong FAILED: {why}");
-                ExitCode::Failed
+                ExitCode::CheckFailed
             }
         },
     }

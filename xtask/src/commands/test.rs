@@ -115,7 +115,7 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
 pub const KERNEL_SUITE_TIMEOUT_S: u64 = 300;
 /// Host crates tested by plain `cargo test` (the workspace's default
 /// members minus qemu-tests, which is its own step).
-pub const HOST_PACKAGES: [&str; 3] = ["vigil-wake", "vigil-boot", "xtask"];
+pub const HOST_PACKAGES: [&str; 4] = ["vigil-wake", "vigil-proto", "vigil-boot", "xtask"];
 /// Package holding the loom models.
 pub const LOOM_PACKAGE: &str = "vigil-wake";
 /// Package holding the QEMU tests.
@@ -447,8 +447,8 @@ pub fn kernel_suite_counts(
             summary,
             Some("kernel exited with success but its summary has failures".to_string()),
         ),
-        (Verdict::TestFailure, Some(summary)) if summary.failed > 0 => (summary, None),
-        (Verdict::TestFailure, Some(summary)) => (
+        (Verdict::CheckFailed, Some(summary)) if summary.failed > 0 => (summary, None),
+        (Verdict::CheckFailed, Some(summary)) => (
             with_failure(summary),
             Some("kernel reported a test failure but its summary has none".to_string()),
         ),
@@ -503,7 +503,7 @@ mod tests {
     fn failing_suite_counts_its_failures() {
         let r = report(&[("a", true), ("b", false)], Some((1, 1)));
         assert_eq!(
-            kernel_suite_counts(Verdict::TestFailure, &r),
+            kernel_suite_counts(Verdict::CheckFailed, &r),
             (Counts::new(1, 1), None)
         );
     }
@@ -525,7 +525,7 @@ mod tests {
 
     #[test]
     fn inconsistent_kernel_verdicts_are_failures() {
-        let (counts, _) = kernel_suite_counts(Verdict::TestFailure, &report(&[], Some((3, 0))));
+        let (counts, _) = kernel_suite_counts(Verdict::CheckFailed, &report(&[], Some((3, 0))));
         assert_eq!(counts, Counts::new(3, 1));
         let (counts, _) = kernel_suite_counts(Verdict::Timeout, &report(&[], Some((3, 0))));
         assert_eq!(counts, Counts::new(3, 1));

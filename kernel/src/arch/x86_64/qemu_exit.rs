@@ -3,14 +3,13 @@
 //! device, so the harness can tell a triple fault (`-no-reboot`: status 0)
 //! from any code the kernel chose.
 
+use vigil_proto::exit_code::DEBUG_EXIT_PORT;
 use x86_64::instructions::port::Port;
-
-const ISA_DEBUG_EXIT_PORT: u16 = 0xf4;
 
 /// Asks QEMU to exit with `(value << 1) | 1`; if no such device exists (real
 /// hardware, or QEMU started without it), halts this core forever instead.
 pub fn exit_qemu(value: u32) -> ! {
-    let mut port: Port<u32> = Port::new(ISA_DEBUG_EXIT_PORT);
+    let mut port: Port<u32> = Port::new(DEBUG_EXIT_PORT);
     // SAFETY: port 0xf4 is the debug-exit device the harness always attaches;
     // writing it has no effect on memory safety (QEMU terminates).
     unsafe { port.write(value) };

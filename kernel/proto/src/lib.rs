@@ -1,0 +1,26 @@
+//! What the Vigil kernel says to its host harness, defined once: the kernel
+//! formats with it, `xtask` parses with it.
+//!
+//! * [`exit_code`]: the codes written to QEMU's `isa-debug-exit` port, and
+//!   the QEMU exit status each one becomes;
+//! * [`test_line`]: the in-kernel test suite's result lines;
+//! * [`stats_line`]: the `VIGIL-STATS` record (its field list once; the
+//!   kernel prints it, the host deserialises it with feature `serde`);
+//! * the wake crate's [`Policy`] and [`State`], so their names exist once.
+//!
+//! `no_std` (with `alloc`) and free of `unsafe`. Every line kind has a
+//! round-trip test: format, parse, compare.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+pub mod exit_code;
+pub mod stats_line;
+pub mod test_line;
+
+pub use vigil_wake::{Policy, State};

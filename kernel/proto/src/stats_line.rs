@@ -1,0 +1,241 @@
+//! The `VIGIL-STATS` record: one line of JSON the kernel prints at the end
+//! of a run-mode boot (after the `[c0] ` core prefix), which the host
+//! deserialises (feature `serde`). The per-core field list is written once,
+//! in [`CoreStats`]; the kernel's human table prints the same list.
+//!
+//! ```text
+//! VIGIL-STATS {"label":"laplace","policy":"state-machine","tsc_ticks_per_ms":2627072,
+//!   "cores":[{"core":0,"ipis_sent":2484,...},...],
+//!   "wake_latency_us":{"halted":{"samples":3472,"p50":1396,"p99":4789},...}}
+//! ```
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// What starts the line.
+pub const STATS_PREFIX: &str = "VIGIL-STATS ";
+
+/// Defines [`CoreStats`] from one list of fields, with its key list and
+/// its `(key, value)` pairs in report order.
+macro_rules! core_stats {
+    ($( $(#[doc = $doc:literal])+ $field:ident, )+) => {
+        /// Counters of one core. The wake counters (`ipis_sent`, `elided_*`,
+        /// `inbox_pushes`) count what this core did as a *waker*; `halts`,
+        /// `wakeups`, `spurious_wakeups` and `wake_irqs` what happened to it
+        /// as a sleeper.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        pub struct CoreStats {
+            /// Core index.
+            pub core: u32,
+            $( $(#[doc = $doc])+ pub $field: u64, )+
+        }
+
+        impl CoreStats {
+            /// The counters' keys, in report order (`core` aside).
+            pub const KEYS: [&'static str; CORE_STAT_COUNT] = [$(stringify!($field)),+];
+
+            /// The counters as `(key, value)`, in report order.
+            #[must_use]
+            pub const fn fields(&self) -> [(&'static str, u64); CORE_STAT_COUNT] {
+                [$((stringify!($field), self.$field)),+]
+            }
+        }
+
+        /// How many counters [`CoreStats`] has (`core` aside).
+        pub const CORE_STAT_COUNT: usize = [$(stringify!($field)),+].len();
+    };
+}
+
+core_stats! {
+    /// Wake IPIs this core sent.
+    ipis_sent,
+    /// Notifications it skipped because the target was running.
+    elided_target_running,
+    /// ... because it turned a halting target into `DontSleep`.
+    elided_dont_sleep,
+    /// ... because another waker had claimed the halted target.
+    elided_already_claimed,
+    /// ... because the target's inbox was already non-empty.
+    elided_already_pending,
+    /// ... because the target was itself.
+    elided_self_target,
+    /// ... because the target polls (idle-poll build).
+    elided_polling,
+    /// Items it pushed into inboxes.
+    inbox_pushes,
+    /// Times this core halted.
+    halts,
+    /// Times it woke from a halt with work.
+    wakeups,
+    /// Wakeups that found nothing to do.
+    spurious_wakeups,
+    /// Switches from its idle loop into a task.
+    switches,
+    /// Tasks that finished on it.
+    tasks_finished,
+    /// Time in its idle loop with nothing to run, µs.
+    idle_us,
+    /// Time inside `sti; hlt`, µs.
+    halted_us,
+    /// Wake-vector interrupts it took.
+    wake_irqs,
+    /// Wake IPIs sent to it (ICR writes with it as destination, counted by
+    /// the senders): what the host's QEMU-trace oracle compares.
+    wake_ipis_to,
+    /// Its halts that a wake IPI ended with work in its inbox (counted by
+    /// this core, the sleeper): the IPIs that were needed.
+    ipi_wakes_with_work,
+    /// `wake_ipis_to - ipi_wakes_with_work`: IPIs sent to it that ended no
+    /// halt with work waiting.
+    needless_ipis,
+}
+
+/// Percentiles of one wake-latency histogram (bucket upper bounds, µs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LatencySummary {
+    /// Wakes measured.
+    pub samples: u64,
+    /// Median, µs.
+    pub p50: u64,
+    /// 99th percentile, µs.
+    pub p99: u64,
+}
+
+/// The whole record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct StatsLine {
+    /// What was measured (the workload's name).
+    pub label: String,
+    /// The wake policy the kernel ran ([`Policy::name`](crate::Policy::name)).
+    pub policy: String,
+    /// Calibrated TSC frequency.
+    pub tsc_ticks_per_ms: u64,
+    /// One entry per core, in core order.
+    pub cores: Vec<CoreStats>,
+    /// Wake latency by the target's state at the time of the wake (`local`,
+    /// `running`, `halting`, `halted`).
+    pub wake_latency_us: BTreeMap<String, LatencySummary>,
+}
+
+/// Writes `text` as a JSON string (quotes, backslashes and control
+/// characters escaped).
+fn write_json_string(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    f.write_str("\"")?;
+    for c in text.chars() {
+        match c {
+            '"' => f.write_str("\\\"")?,
+            '\\' => f.write_str("\\\\")?,
+            c if u32::from(c) < 0x20 => write!(f, "\\u{:04x}", u32::from(c))?,
+            c => write!(f, "{c}")?,
+        }
+    }
+    f.write_str("\"")
+}
+
+/// The record as one JSON object (what follows [`STATS_PREFIX`]).
+impl fmt::Display for StatsLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{\"label\":")?;
+        write_json_string(f, &self.label)?;
+        f.write_str(",\"policy\":")?;
+        write_json_string(f, &self.policy)?;
+        write!(
+            f,
+            ",\"tsc_ticks_per_ms\":{},\"cores\":[",
+            self.tsc_ticks_per_ms
+        )?;
+        for (i, core) in self.cores.iter().enumerate() {
+            write!(
+                f,
+                "{}{{\"core\":{}",
+                if i == 0 { "" } else { "," },
+                core.core
+            )?;
+            for (key, value) in core.fields() {
+                write!(f, ",\"{key}\":{value}")?;
+            }
+            f.write_str("}")?;
+        }
+        f.write_str("],\"wake_latency_us\":{")?;
+        for (i, (kind, summary)) in self.wake_latency_us.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write_json_string(f, kind)?;
+            write!(
+                f,
+                ":{{\"samples\":{},\"p50\":{},\"p99\":{}}}",
+                summary.samples, summary.p50, summary.p99
+            )?;
+        }
+        f.write_str("}}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CORE_STAT_COUNT, CoreStats, LatencySummary, STATS_PREFIX, StatsLine};
+    use alloc::string::ToString;
+    use alloc::vec;
+    use std::format;
+
+    fn sample() -> StatsLine {
+        let mut core0 = CoreStats {
+            core: 0,
+            ..CoreStats::default()
+        };
+        core0.ipis_sent = 2484;
+        core0.halts = 991;
+        core0.needless_ipis = 7;
+        let core1 = CoreStats {
+            core: 1,
+            wake_ipis_to: 2484,
+            ipi_wakes_with_work: 1001,
+            ..CoreStats::default()
+        };
+        StatsLine {
+            label: "laplace \"quoted\"\\".to_string(),
+            policy: "state-machine".to_string(),
+            tsc_ticks_per_ms: 2_627_072,
+            cores: vec![core0, core1],
+            wake_latency_us: [
+                (
+                    "halted".to_string(),
+                    LatencySummary {
+                        samples: 3472,
+                        p50: 1396,
+                        p99: 4789,
+                    },
+                ),
+                ("local".to_string(), LatencySummary::default()),
+            ]
+            .into_iter()
+            .collect(),
+        }
+    }
+
+    #[test]
+    fn the_stats_line_round_trips_through_json() {
+        let line = sample();
+        let text = format!("{STATS_PREFIX}{line}");
+        let json = text.strip_prefix(STATS_PREFIX).unwrap();
+        let parsed: StatsLine = serde_json::from_str(json).expect("the kernel's JSON parses");
+        assert_eq!(parsed, line);
+    }
+
+    #[test]
+    fn every_counter_is_in_the_json_once() {
+        let text = sample().to_string();
+        for key in CoreStats::KEYS {
+            let quoted = format!("\"{key}\":");
+            // Once per core.
+            assert_eq!(text.matches(&quoted).count(), 2, "{key}");
+        }
+        assert_eq!(CoreStats::KEYS.len(), CORE_STAT_COUNT);
+    }
+}
