@@ -11,7 +11,7 @@ use crate::sched::fork_join::{Pool, Release};
 use alloc::format;
 use alloc::string::{String, ToString};
 use core::fmt;
-use vigil_wake::BackoffMode;
+use vigil_wake::{BackoffMode, Policy};
 
 /// Name of the fw_cfg file that carries the parameters.
 pub const FW_CFG_FILE: &str = "opt/vigil/cmdline";
@@ -88,16 +88,10 @@ impl Workload {
     }
 }
 
-/// The wake policy the protocol runs with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PolicyParam {
-    /// The Running/Halting/Halted/DontSleep state machine (default).
-    StateMachine,
-    /// Every cross-core notify sends an IPI (the seed-004 revert).
-    AlwaysIpi,
-    /// The seed-004 bug, kept as a fault-injection fixture.
-    RacyFlag,
-}
+/// The policies `policy=` takes: the wake crate's, less `poll` (what an
+/// `idle-poll` build runs, never a parameter). Their names are the wake
+/// crate's (`Policy::name`), defined there once.
+pub const POLICY_PARAMS: [Policy; 3] = [Policy::StateMachine, Policy::AlwaysIpi, Policy::RacyFlag];
 
 /// All boot parameters, with their defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +110,7 @@ pub struct BootParams {
     /// `iterations=N` (1..=10_000_000, default 1000).
     pub iterations: u32,
     /// `policy=state-machine|always-ipi|racy-flag` (default `state-machine`).
-    pub policy: PolicyParam,
+    pub policy: Policy,
     /// Whether `policy=` was given explicitly.
     pub policy_given: bool,
     /// `seed=N` (decimal or 0x-hex u64; default 1).
@@ -151,7 +145,7 @@ impl Default for BootParams {
             workload: Workload::Laplace,
             size: 64,
             iterations: 1000,
-            policy: PolicyParam::StateMachine,
+            policy: Policy::StateMachine,
             policy_given: false,
             seed: 1,
             chaos: false,
@@ -315,15 +309,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
             "size" => params.size = number("size", value, 4, 4096)? as u32,
             "iterations" => params.iterations = number("iterations", value, 1, 10_000_000)? as u32,
             "policy" => {
-                params.policy = choice(
-                    "policy",
-                    value,
-                    &[
-                        ("state-machine", PolicyParam::StateMachine),
-                        ("always-ipi", PolicyParam::AlwaysIpi),
-                        ("racy-flag", PolicyParam::RacyFlag),
-                    ],
-                )?;
+                params.policy = choice("policy", value, &POLICY_PARAMS.map(|p| (p.name(), p)))?;
                 params.policy_given = true;
             }
             "seed" => params.seed = number("seed", value, 0, u64::MAX)?,

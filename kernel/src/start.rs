@@ -2,7 +2,7 @@
 
 use crate::arch::{exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic, serial};
 use crate::exit::{ExitCode, exit};
-use crate::params::{self, BootParams, Fault, Mode, PolicyParam};
+use crate::params::{self, BootParams, Fault, Mode};
 use crate::sched::core_sched::{self, SchedConfig};
 use crate::sched::fork_join::Pool;
 use crate::sched::wakeup;
@@ -166,11 +166,7 @@ fn wake_policy(params: &BootParams) -> Policy {
         }
         return Policy::Poll;
     }
-    match params.policy {
-        PolicyParam::StateMachine => Policy::StateMachine,
-        PolicyParam::AlwaysIpi => Policy::AlwaysIpi,
-        PolicyParam::RacyFlag => Policy::RacyFlag,
-    }
+    params.policy
 }
 
 /// Reads and parses the boot parameters; a bad line ends the run with

@@ -8,6 +8,7 @@ use std::ops::RangeInclusive;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
+use vigil_proto::Policy;
 
 /// Core counts QEMU is asked to emulate.
 pub const SMP_RANGE: RangeInclusive<u32> = 1..=64;
@@ -117,13 +118,19 @@ pub enum WakePolicy {
 }
 
 impl WakePolicy {
-    /// The kernel's name for it (`policy=` value, `VIGIL-STATS` policy).
-    pub fn kernel_name(self) -> &'static str {
+    /// The wake crate's policy it selects.
+    pub fn policy(self) -> Policy {
         match self {
-            Self::StateMachine => "state-machine",
-            Self::AlwaysIpi => "always-ipi",
-            Self::RacyFlag => "racy-flag",
+            Self::StateMachine => Policy::StateMachine,
+            Self::AlwaysIpi => Policy::AlwaysIpi,
+            Self::RacyFlag => Policy::RacyFlag,
         }
+    }
+
+    /// The kernel's name for it (`policy=` value, `VIGIL-STATS` policy):
+    /// the wake crate's, defined there once.
+    pub fn kernel_name(self) -> &'static str {
+        self.policy().name()
     }
 
     /// Whether the policy is supposed to work (every failure is a bug).
@@ -514,6 +521,16 @@ mod tests {
     #[test]
     fn policies_have_kernel_names_and_only_racy_flag_is_wrong() {
         assert_eq!(WakePolicy::StateMachine.kernel_name(), "state-machine");
+        // The CLI's and the JSON's spellings (derived from the variant
+        // names) are the wake crate's, for every policy.
+        for policy in WakePolicy::value_variants() {
+            let cli = policy.to_possible_value().expect("not hidden");
+            assert_eq!(cli.get_name(), policy.kernel_name());
+            assert_eq!(
+                serde_json::to_string(policy).unwrap(),
+                format!("\"{}\"", policy.kernel_name())
+            );
+        }
         assert_eq!(WakePolicy::AlwaysIpi.to_string(), "always-ipi");
         assert_eq!(
             WakePolicy::from_str("racy-flag", false),

@@ -2,8 +2,9 @@
 
 use super::runner::{TestCase, TestResult};
 use crate::ensure;
-use crate::params::{BootParams, Fault, Mode, ParamError, PolicyParam, parse};
+use crate::params::{BootParams, Fault, Mode, ParamError, parse};
 use alloc::format;
+use vigil_wake::Policy;
 
 pub const DEFAULTS: TestCase = TestCase {
     name: "params::defaults",
@@ -46,7 +47,7 @@ fn full_line() -> TestResult {
         p.size,
         p.iterations
     );
-    ensure!(p.policy == PolicyParam::AlwaysIpi, "policy {:?}", p.policy);
+    ensure!(p.policy == Policy::AlwaysIpi, "policy {:?}", p.policy);
     ensure!(p.seed == 255, "hex seed parsed as {}", p.seed);
     Ok(())
 }
