@@ -4,6 +4,7 @@ pub mod registry;
 pub mod runner;
 
 mod fault_tests;
+#[allow(unsafe_code, reason = "calls the global allocator directly to test it")]
 mod heap_tests;
 mod params_tests;
 mod platform_tests;
