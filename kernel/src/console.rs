@@ -30,14 +30,9 @@ pub fn init() {
     log::set_max_level(log::LevelFilter::Info);
 }
 
-/// The prefix that starts every console line of core `index`.
-pub struct CorePrefix(pub usize);
-
-impl fmt::Display for CorePrefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[c{}] ", self.0)
-    }
-}
+/// The prefix that starts every console line of core `index` (its format
+/// is the host's, in `vigil-proto`).
+pub use vigil_proto::serial_line::CorePrefix;
 
 /// Prints one prefixed line atomically (other cores' lines never interleave).
 pub fn print_line(args: fmt::Arguments<'_>) {

@@ -10,15 +10,24 @@
 
 extern crate alloc;
 
-#[allow(unsafe_code, reason = "the CPU, the APIC, ports, page tables, context switches: every unsafe block here has its SAFETY comment")]
+#[allow(
+    unsafe_code,
+    reason = "the CPU, the APIC, ports, page tables, context switches: every unsafe block here has its SAFETY comment"
+)]
 mod arch;
 mod chaos;
 mod console;
 mod exit;
-#[allow(unsafe_code, reason = "hands the heap's mapped region to the allocator, once at boot")]
+#[allow(
+    unsafe_code,
+    reason = "hands the heap's mapped region to the allocator, once at boot"
+)]
 mod heap;
 mod ktest;
-#[allow(unsafe_code, reason = "implements the `unsafe trait FrameAllocator`: frames handed out are unused and never handed out twice")]
+#[allow(
+    unsafe_code,
+    reason = "implements the `unsafe trait FrameAllocator`: frames handed out are unused and never handed out twice"
+)]
 mod memory;
 mod panic;
 mod params;

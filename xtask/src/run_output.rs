@@ -7,76 +7,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::test_output::strip_core_prefix;
 
-/// Prefix of the idle workload's first line.
-pub const IDLE_START: &str = "idle: start";
-/// The idle workload's last line.
-pub const IDLE_END: &str = "idle: end";
-/// Prefix of a watchdog report.
-pub const LOST_WAKEUP: &str = "LOST WAKEUP on core ";
-
-/// A `laplace:` or `floor:` result line:
-/// `laplace: size=64 iterations=1000 workers=4 elapsed_us=123456
-/// residual=252862090 checksum=0x8619c70354398c3d`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GridResult {
-    /// `laplace` or `floor`.
-    pub workload: GridWorkload,
-    /// Grid side.
-    pub size: u64,
-    /// Iterations run.
-    pub iterations: u64,
-    /// Worker count.
-    pub workers: u64,
-    /// Guest time of the iterations, µs.
-    pub elapsed_us: u64,
-    /// Residual of the last iteration.
-    pub residual: i64,
-    /// FNV-1a 64 of the final grid.
-    pub checksum: u64,
-}
-
-/// Which grid workload printed a result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GridWorkload {
-    /// Fork-join over the scheduler and the wake protocol.
-    Laplace,
-    /// Bare IPI-released workers: the platform's floor.
-    Floor,
-}
-
-impl GridWorkload {
-    /// The name the kernel prints before the colon.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Laplace => "laplace",
-            Self::Floor => "floor",
-        }
-    }
-}
+pub use vigil_proto::serial_line::{
+    GridResult, GridWorkload, IDLE_END, IDLE_START, LOST_WAKEUP_PREFIX as LOST_WAKEUP,
+    STUCK_ROUND_PREFIX,
+};
 
 /// Parses a result line (after the core prefix); `None` if it is not one
 /// or a field is missing or malformed.
 pub fn parse_grid_result(message: &str) -> Option<GridResult> {
-    let (workload, fields) = if let Some(rest) = message.strip_prefix("laplace: ") {
-        (GridWorkload::Laplace, rest)
-    } else {
-        (GridWorkload::Floor, message.strip_prefix("floor: ")?)
-    };
-    let field = |name: &str| {
-        fields
-            .split_whitespace()
-            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
-    };
-    Some(GridResult {
-        workload,
-        size: field("size")?.parse().ok()?,
-        iterations: field("iterations")?.parse().ok()?,
-        workers: field("workers")?.parse().ok()?,
-        elapsed_us: field("elapsed_us")?.parse().ok()?,
-        residual: field("residual")?.parse().ok()?,
-        checksum: u64::from_str_radix(field("checksum")?.strip_prefix("0x")?, 16).ok()?,
-    })
+    GridResult::parse(message)
 }
 
 /// Every result line in a serial log, in order.
@@ -155,7 +94,7 @@ pub fn stranded_report(serial: &str) -> Option<&str> {
 /// The guest's stuck-round dump (`STUCK ROUND: ...` and the indented lines
 /// after it), one message per line, if it printed one.
 pub fn stuck_round_dump(serial: &str) -> Option<Vec<&str>> {
-    let mut lines = messages(serial).skip_while(|message| !message.starts_with("STUCK ROUND: "));
+    let mut lines = messages(serial).skip_while(|message| !message.starts_with(STUCK_ROUND_PREFIX));
     let first = lines.next()?;
     let mut dump = vec![first];
     dump.extend(lines.take_while(|message| message.starts_with("  ")));

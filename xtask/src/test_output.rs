@@ -73,14 +73,7 @@ pub fn sum_cargo_results(output: &str) -> Option<Counts> {
     total
 }
 
-/// Splits a kernel serial line `[c3] message` into the core id and the
-/// message. Lines without the prefix give `None`.
-pub fn strip_core_prefix(line: &str) -> Option<(u32, &str)> {
-    let rest = line.strip_prefix("[c")?;
-    let (core, message) = rest.split_once(']')?;
-    let core = core.parse().ok()?;
-    Some((core, message.strip_prefix(' ').unwrap_or(message)))
-}
+pub use vigil_proto::serial_line::strip_core_prefix;
 
 /// How one in-kernel test case ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,6 +4,8 @@
 //! * [`exit_code`]: the codes written to QEMU's `isa-debug-exit` port, and
 //!   the QEMU exit status each one becomes;
 //! * [`test_line`]: the in-kernel test suite's result lines;
+//! * [`serial_line`]: the core prefix, the grid workloads' result line, the
+//!   watchdog's and the idle workload's markers;
 //! * [`stats_line`]: the `VIGIL-STATS` record (its field list once; the
 //!   kernel prints it, the host deserialises it with feature `serde`);
 //! * the wake crate's [`Policy`] and [`State`], so their names exist once.
@@ -20,6 +22,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod exit_code;
+pub mod serial_line;
 pub mod stats_line;
 pub mod test_line;
 

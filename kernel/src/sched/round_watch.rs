@@ -15,6 +15,7 @@ use crate::arch::tsc;
 use crate::exit::{ExitCode, exit};
 use crate::println;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use vigil_proto::serial_line::STUCK_ROUND_PREFIX;
 
 /// A round older than this, seen from the watchdog core, is stuck. Rounds
 /// take milliseconds; a lost wakeup the watchdog reports delays one by up
@@ -59,7 +60,7 @@ pub fn check(me: usize) {
         return;
     }
     println!(
-        "STUCK ROUND: a fork-join round has not finished after {age_ms} ms; core {me} found it on a watchdog scan tick. State dump:"
+        "{STUCK_ROUND_PREFIX}a fork-join round has not finished after {age_ms} ms; core {me} found it on a watchdog scan tick. State dump:"
     );
     core_sched::dump_cores();
     fork_join::dump_stuck_round();

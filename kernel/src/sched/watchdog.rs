@@ -20,6 +20,7 @@ use crate::arch::{lapic, tsc};
 use crate::println;
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU64, Ordering};
+use vigil_proto::serial_line::LOST_WAKEUP_PREFIX;
 use vigil_wake::FoundAt;
 
 /// Default scan period of the watchdog core.
@@ -84,7 +85,7 @@ pub fn report(me: usize, at: FoundAt, batch: &VecDeque<Inbound>) {
     LOST_WAKEUPS.fetch_add(1, Ordering::Relaxed);
     let now = tsc::now();
     println!(
-        "LOST WAKEUP on core {me}: work was announced to it (its waker finished notifying) while it was halted, and no wake IPI was taken or pending; found {}. In its inbox:",
+        "{LOST_WAKEUP_PREFIX}{me}: work was announced to it (its waker finished notifying) while it was halted, and no wake IPI was taken or pending; found {}. In its inbox:",
         at.describe()
     );
     for item in batch {

@@ -7,11 +7,12 @@
 
 use crate::arch::{halt, lapic, tsc};
 use crate::println;
+use vigil_proto::serial_line::{IDLE_END, IDLE_START};
 use x86_64::instructions::interrupts;
 
 /// Idles for `idle_ms` of guest time.
 pub fn run(idle_ms: u64) {
-    println!("idle: start idle_ms={idle_ms}");
+    println!("{IDLE_START} idle_ms={idle_ms}");
     let deadline = tsc::now() + tsc::us_to_ticks(idle_ms * 1000);
     loop {
         interrupts::disable();
@@ -23,5 +24,5 @@ pub fn run(idle_ms: u64) {
         halt::enable_interrupts_and_halt();
     }
     lapic::cancel_timer();
-    println!("idle: end");
+    println!("{IDLE_END}");
 }

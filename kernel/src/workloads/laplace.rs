@@ -22,6 +22,7 @@ use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use vigil_proto::serial_line::{GridResult, GridWorkload};
 
 /// Fixed-point 1.0.
 pub const ONE: i64 = 1 << 30;
@@ -46,13 +47,19 @@ pub struct LaplaceReport {
     pub checksum: u64,
 }
 
-impl core::fmt::Display for LaplaceReport {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "size={} iterations={} workers={} elapsed_us={} residual={} checksum={:#018x}",
-            self.size, self.iterations, self.workers, self.elapsed_us, self.residual, self.checksum
-        )
+impl LaplaceReport {
+    /// The result line the host parses (`vigil-proto` defines its format),
+    /// as printed by `workload`.
+    pub fn result_line(&self, workload: GridWorkload) -> GridResult {
+        GridResult {
+            workload,
+            size: self.size as u64,
+            iterations: self.iterations as u64,
+            workers: self.workers as u64,
+            elapsed_us: self.elapsed_us,
+            residual: self.residual,
+            checksum: self.checksum,
+        }
     }
 }
 

@@ -4,6 +4,7 @@ use super::{floor, idle, laplace, ping_pong};
 use crate::exit::ExitCode;
 use crate::params::{BootParams, Workload};
 use crate::println;
+use vigil_proto::serial_line::GridWorkload;
 
 /// Runs `params.workload`; returns the exit code for the run.
 pub fn run(params: &BootParams) -> ExitCode {
@@ -18,7 +19,7 @@ pub fn run(params: &BootParams) -> ExitCode {
                 return ExitCode::BadParameter;
             }
             let report = laplace::run(params.size as usize, params.iterations as usize);
-            println!("laplace: {report}");
+            println!("{}", report.result_line(GridWorkload::Laplace));
             print_pool_line();
             ExitCode::Success
         }
@@ -28,7 +29,7 @@ pub fn run(params: &BootParams) -> ExitCode {
                 return ExitCode::BadParameter;
             }
             let report = floor::run(params.size as usize, params.iterations as usize);
-            println!("floor: {report}");
+            println!("{}", report.result_line(GridWorkload::Floor));
             ExitCode::Success
         }
         Workload::Idle => {

@@ -591,7 +591,9 @@ mod tests {
     fn step_commands_are_the_agreed_ones() {
         let host = display_command(&host_tests_command());
         assert!(
-            host.ends_with("test --no-fail-fast -p vigil-wake -p vigil-boot -p xtask"),
+            host.ends_with(
+                "test --no-fail-fast -p vigil-wake -p vigil-proto -p vigil-boot -p xtask"
+            ),
             "{host}"
         );
         let loom = loom_tests_command();
