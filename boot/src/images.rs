@@ -39,10 +39,24 @@ pub struct ImagePaths {
 /// into place, so a QEMU that still has the previous image open keeps
 /// reading a consistent file.
 pub fn create_bios_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
+    create_bios_image_with(kernel_elf, None, out_path)
+}
+
+/// [`create_bios_image`], with `ramdisk` (a file) loaded by the bootloader
+/// and handed to the kernel (Vigil's boot parameters on machines without
+/// QEMU's fw_cfg).
+pub fn create_bios_image_with(
+    kernel_elf: &Path,
+    ramdisk: Option<&Path>,
+    out_path: &Path,
+) -> Result<()> {
     check_kernel(kernel_elf)?;
     write_atomically(out_path, |tmp| {
-        BiosBoot::new(kernel_elf)
-            .set_boot_config(&boot_config())
+        let mut boot = BiosBoot::new(kernel_elf);
+        if let Some(ramdisk) = ramdisk {
+            boot.set_ramdisk(ramdisk);
+        }
+        boot.set_boot_config(&boot_config())
             .create_disk_image(tmp)
             .with_context(|| format!("creating BIOS image from {}", kernel_elf.display()))
     })
@@ -51,10 +65,22 @@ pub fn create_bios_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
 /// Writes a UEFI-bootable disk image for `kernel_elf` to `out_path`
 /// (atomically, like [`create_bios_image`]).
 pub fn create_uefi_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
+    create_uefi_image_with(kernel_elf, None, out_path)
+}
+
+/// [`create_uefi_image`] with a ramdisk (see [`create_bios_image_with`]).
+pub fn create_uefi_image_with(
+    kernel_elf: &Path,
+    ramdisk: Option<&Path>,
+    out_path: &Path,
+) -> Result<()> {
     check_kernel(kernel_elf)?;
     write_atomically(out_path, |tmp| {
-        UefiBoot::new(kernel_elf)
-            .set_boot_config(&boot_config())
+        let mut boot = UefiBoot::new(kernel_elf);
+        if let Some(ramdisk) = ramdisk {
+            boot.set_ramdisk(ramdisk);
+        }
+        boot.set_boot_config(&boot_config())
             .create_disk_image(tmp)
             .with_context(|| format!("creating UEFI image from {}", kernel_elf.display()))
     })
@@ -63,6 +89,16 @@ pub fn create_uefi_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
 /// Writes both images into `out_dir` (created if missing) under the names
 /// [`BIOS_IMAGE_NAME`] and [`UEFI_IMAGE_NAME`].
 pub fn create_images(kernel_elf: &Path, out_dir: &Path) -> Result<ImagePaths> {
+    create_images_with(kernel_elf, None, out_dir)
+}
+
+/// [`create_images`], both images carrying `ramdisk` (see
+/// [`create_bios_image_with`]).
+pub fn create_images_with(
+    kernel_elf: &Path,
+    ramdisk: Option<&Path>,
+    out_dir: &Path,
+) -> Result<ImagePaths> {
     check_kernel(kernel_elf)?;
     fs::create_dir_all(out_dir)
         .with_context(|| format!("creating output directory {}", out_dir.display()))?;
@@ -70,8 +106,8 @@ pub fn create_images(kernel_elf: &Path, out_dir: &Path) -> Result<ImagePaths> {
         bios: out_dir.join(BIOS_IMAGE_NAME),
         uefi: out_dir.join(UEFI_IMAGE_NAME),
     };
-    create_bios_image(kernel_elf, &paths.bios)?;
-    create_uefi_image(kernel_elf, &paths.uefi)?;
+    create_bios_image_with(kernel_elf, ramdisk, &paths.bios)?;
+    create_uefi_image_with(kernel_elf, ramdisk, &paths.uefi)?;
     Ok(paths)
 }
 

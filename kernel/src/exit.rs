@@ -11,9 +11,10 @@ use alloc::format;
 use spin::Once;
 use vigil_proto::test_line::{TestLine, TestOutcome};
 
-use crate::arch::qemu_exit;
+use crate::arch::{acpi_poweroff, halt, qemu_exit};
 
 pub use vigil_proto::exit_code::ExitCode;
+use vigil_proto::exit_code::ExitLine;
 
 /// Names what was running when a failure ended the run (an in-kernel test),
 /// if anything: installed once by the layer that knows.
@@ -25,9 +26,15 @@ pub fn set_failure_context(current_test: fn() -> Option<&'static str>) {
     FAILURE_CONTEXT.call_once(|| current_test);
 }
 
-/// Ends the run with `code`.
+/// Ends the run with `code`: its verdict line on the serial port, then
+/// QEMU's exit device, then (no such device: Bochs, hardware) an ACPI
+/// power-off.
 pub fn exit(code: ExitCode) -> ! {
-    qemu_exit::exit_qemu(u32::from(code.code()))
+    crate::emergency_println!("{}", ExitLine(code));
+    qemu_exit::exit_qemu(u32::from(code.code()));
+    acpi_poweroff::power_off();
+    crate::emergency_println!("vigil: the machine did not power off; halting");
+    halt::halt_forever()
 }
 
 /// Ends the run with a failure `code`, first naming the in-kernel test that
@@ -44,6 +51,5 @@ pub fn fail(code: ExitCode) -> ! {
         };
         crate::emergency_println!("{line}");
     }
-    crate::emergency_println!("vigil: exiting with {code:?} ({:#x})", code.code());
     exit(code)
 }

@@ -14,7 +14,7 @@ use core::fmt;
 use vigil_wake::{BackoffMode, Policy};
 
 /// Name of the fw_cfg file that carries the parameters.
-pub const FW_CFG_FILE: &str = "opt/vigil/cmdline";
+pub use vigil_proto::boot_params::FW_CFG_FILE;
 
 /// What the kernel does after boot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,10 @@
 //! The boot sequence of the bootstrap core.
 
-use crate::arch::{exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic, serial};
+use crate::arch::{
+    acpi_poweroff, boot_ramdisk, exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic,
+    serial,
+};
+use vigil_proto::boot_params::ParamSource;
 use crate::exit::{ExitCode, exit};
 use crate::params::{self, BootParams, Fault, Mode};
 use crate::sched::core_sched::{self, SchedConfig};
@@ -39,7 +43,13 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let heap_bytes = heap::init();
     gdt::init_this_core();
 
-    let params = load_params();
+    let params = load_params(boot_ramdisk::bytes(
+        boot_info.ramdisk_addr.into_option(),
+        boot_info.ramdisk_len,
+    ));
+    if let Err(why) = acpi_poweroff::prepare(boot_info.rsdp_addr.into_option()) {
+        println!("acpi: no power-off ({why}); a run ends through QEMU's exit device only");
+    }
     let core_count = smp::bringup::prepare(boot_info.rsdp_addr.into_option());
     let policy = wake_policy(&params);
     if params.chaos {
@@ -171,10 +181,20 @@ fn wake_policy(params: &BootParams) -> Policy {
 
 /// Reads and parses the boot parameters; a bad line ends the run with
 /// [`ExitCode::BadParameter`] after saying exactly what is wrong.
-fn load_params() -> BootParams {
-    let line = match fw_cfg::read_file(params::FW_CFG_FILE) {
-        Ok(Some(line)) => line,
-        Ok(None) | Err(fw_cfg::FwCfgError::NoDevice) => alloc::string::String::new(),
+/// fw_cfg first (the harness's path), then the disk image's ramdisk
+/// (`ramdisk`), else no parameters.
+fn load_params(ramdisk: Option<&[u8]>) -> BootParams {
+    let from_ramdisk = || match ramdisk.map(core::str::from_utf8) {
+        Some(Ok(text)) => (ParamSource::DiskImage, alloc::string::String::from(text)),
+        Some(Err(err)) => {
+            println!("bad boot parameter: the disk image's parameter line is not UTF-8 ({err})");
+            exit(ExitCode::BadParameter)
+        }
+        None => (ParamSource::None, alloc::string::String::new()),
+    };
+    let (source, line) = match fw_cfg::read_file(params::FW_CFG_FILE) {
+        Ok(Some(line)) => (ParamSource::FwCfg, line),
+        Ok(None) | Err(fw_cfg::FwCfgError::NoDevice) => from_ramdisk(),
         Err(err) => {
             println!(
                 "bad boot parameter: cannot read fw_cfg {}: {err:?}",
@@ -185,7 +205,7 @@ fn load_params() -> BootParams {
     };
     match params::parse(&line) {
         Ok(parsed) => {
-            println!("boot parameters: `{}`", line.trim());
+            println!("boot parameters ({}): `{}`", source.name(), line.trim());
             parsed
         }
         Err(err) => {

@@ -67,9 +67,59 @@ impl ExitCode {
     }
 }
 
+impl ExitCode {
+    /// The code with this port value, if it is one.
+    #[must_use]
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|known| known.code() == code)
+    }
+}
+
+/// The kernel's last line, printed before it writes its code: the verdict
+/// on the serial port for machines without the exit device (the host reads
+/// it there after an ACPI power-off): `vigil: exit 0x10 (success)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitLine(pub ExitCode);
+
+const EXIT_LINE_PREFIX: &str = "vigil: exit ";
+
+impl core::fmt::Display for ExitLine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{EXIT_LINE_PREFIX}{:#04x} ({})",
+            self.0.code(),
+            self.0.label()
+        )
+    }
+}
+
+impl ExitLine {
+    /// Parses the line (after the core prefix; trailing whitespace ignored).
+    #[must_use]
+    pub fn parse(message: &str) -> Option<Self> {
+        let rest = message.trim_end().strip_prefix(EXIT_LINE_PREFIX)?;
+        let (code, label) = rest.split_once(' ')?;
+        let code = ExitCode::from_code(u8::from_str_radix(code.strip_prefix("0x")?, 16).ok()?)?;
+        (label.strip_prefix('(')?.strip_suffix(')')? == code.label()).then_some(Self(code))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ExitCode;
+    use super::{ExitCode, ExitLine};
+    use std::string::ToString;
+
+    #[test]
+    fn the_exit_line_round_trips_for_every_code() {
+        for code in ExitCode::ALL {
+            let line = ExitLine(code);
+            assert_eq!(ExitLine::parse(&line.to_string()), Some(line));
+        }
+        assert_eq!(ExitLine(ExitCode::Success).to_string(), "vigil: exit 0x10 (success)");
+        assert_eq!(ExitLine::parse("vigil: exit 0x10 (panic)"), None);
+        assert_eq!(ExitLine::parse("vigil: exit 0x77 (success)"), None);
+    }
 
     #[test]
     fn every_code_round_trips_through_its_qemu_status() {

@@ -1,6 +1,7 @@
 //! What the Vigil kernel says to its host harness, defined once: the kernel
 //! formats with it, `xtask` parses with it.
 //!
+//! * [`boot_params`]: where the kernel finds its parameter line;
 //! * [`exit_code`]: the codes written to QEMU's `isa-debug-exit` port, and
 //!   the QEMU exit status each one becomes;
 //! * [`test_line`]: the in-kernel test suite's result lines;
@@ -21,6 +22,7 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+pub mod boot_params;
 pub mod exit_code;
 pub mod serial_line;
 pub mod stats_line;

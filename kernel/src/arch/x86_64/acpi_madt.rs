@@ -14,7 +14,7 @@ use x86_64::PhysAddr;
 const MADT_ENTRY_ENABLED: u32 = 1;
 
 #[derive(Clone, Debug)]
-struct OffsetMapped;
+pub(super) struct OffsetMapped;
 
 impl AcpiHandler for OffsetMapped {
     unsafe fn map_physical_region<T>(

@@ -2,7 +2,9 @@
 //! devices (COM1, fw_cfg, isa-debug-exit, PIT), the local APIC, the AP
 //! trampoline, the halt primitive, per-core access and paging.
 pub mod acpi_madt;
+pub mod acpi_poweroff;
 pub mod ap_entry;
+pub mod boot_ramdisk;
 pub mod context;
 pub mod exceptions;
 pub mod fault_injection;
