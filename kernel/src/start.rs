@@ -4,7 +4,6 @@ use crate::arch::{
     acpi_poweroff, boot_ramdisk, exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic,
     serial,
 };
-use vigil_proto::boot_params::ParamSource;
 use crate::exit::{ExitCode, exit};
 use crate::params::{self, BootParams, Fault, Mode};
 use crate::sched::core_sched::{self, SchedConfig};
@@ -15,6 +14,7 @@ use crate::{chaos, console, heap, ktest, memory, println, sched, smp, workloads}
 use alloc::sync::Arc;
 use bootloader_api::BootInfo;
 use bootloader_api::config::{BootloaderConfig, Mapping};
+use vigil_proto::boot_params::ParamSource;
 use vigil_wake::Policy;
 
 const KERNEL_STACK_BYTES: u64 = 256 * 1024;
@@ -43,13 +43,15 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let heap_bytes = heap::init();
     gdt::init_this_core();
 
+    // Before anything can end the run (a bad parameter does): off QEMU,
+    // the power-off is how a run ends.
+    if let Err(why) = acpi_poweroff::prepare(boot_info.rsdp_addr.into_option()) {
+        println!("acpi: no power-off ({why}); a run ends through QEMU's exit device only");
+    }
     let params = load_params(boot_ramdisk::bytes(
         boot_info.ramdisk_addr.into_option(),
         boot_info.ramdisk_len,
     ));
-    if let Err(why) = acpi_poweroff::prepare(boot_info.rsdp_addr.into_option()) {
-        println!("acpi: no power-off ({why}); a run ends through QEMU's exit device only");
-    }
     let core_count = smp::bringup::prepare(boot_info.rsdp_addr.into_option());
     let policy = wake_policy(&params);
     if params.chaos {

@@ -15,6 +15,18 @@ pub const SMP_RANGE: RangeInclusive<u32> = 1..=64;
 /// Accepted `--timeout-s` values (one day is plenty for any boot).
 pub const TIMEOUT_S_RANGE: RangeInclusive<u64> = 1..=86_400;
 
+/// What boots the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Emulator {
+    /// QEMU (TCG), the harness's machine: fw_cfg parameters, the exit device.
+    #[default]
+    Qemu,
+    /// Bochs, an independent x86 implementation: BIOS image with its
+    /// parameters inside, ACPI power-off, the verdict read from the serial
+    /// port.
+    Bochs,
+}
+
 /// QEMU machine model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Machine {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::args::{self, Apic, Feature, Machine, WakePolicy, Watchdog};
+use crate::args::{self, Apic, Emulator, Feature, Machine, WakePolicy, Watchdog};
 use crate::commands;
 use crate::error::XtaskError;
 use crate::kernel_build::BuildConfig;
@@ -27,7 +27,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Build the kernel and its BIOS and UEFI images; print their paths.
-    Build(BuildArgs),
+    /// With KEY=VALUE parameters, images that carry them (for machines
+    /// without QEMU's fw_cfg: Bochs, real hardware).
+    Build(BuildCommandArgs),
     /// Build, then boot the kernel under QEMU with the serial port on stdout.
     Run(RunArgs),
     /// Run every test: host crates, loom models, the in-kernel suite, QEMU tests.
@@ -63,6 +65,18 @@ impl BuildArgs {
     }
 }
 
+/// Options of `cargo xtask build`.
+#[derive(Debug, Clone, Args)]
+pub struct BuildCommandArgs {
+    /// The kernel build.
+    #[command(flatten)]
+    pub build: BuildArgs,
+    /// Boot parameters to write into the images (the kernel reads them when
+    /// there is no fw_cfg; fw_cfg wins when both exist).
+    #[arg(value_name = "KEY=VALUE", value_parser = args::parse_param)]
+    pub params: Vec<String>,
+}
+
 /// Options of `cargo xtask run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -78,6 +92,10 @@ pub struct RunArgs {
     /// QEMU machine model.
     #[arg(long, value_enum, default_value_t = Machine::Pc)]
     pub machine: Machine,
+    /// What boots the image: `qemu`, or `bochs` (BIOS, xAPIC, pc only; the
+    /// parameters go into the image).
+    #[arg(long, value_enum, default_value_t = Emulator::Qemu)]
+    pub emulator: Emulator,
     /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
     /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
     /// x2APIC when the CPU offers it and says which in its boot line.

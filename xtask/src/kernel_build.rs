@@ -161,6 +161,51 @@ pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
     })
 }
 
+/// Where [`build_kernel_with_params`] puts its images: apart from the
+/// plain ones, which every QEMU run boots.
+pub const WITH_PARAMS_DIR: &str = "with-params";
+
+/// [`build_kernel`], then images that also carry `params` as one line (the
+/// bootloader's ramdisk; the kernel reads it when there is no fw_cfg), in
+/// the variant's [`WITH_PARAMS_DIR`], one directory per parameter line
+/// (named by its hash, so that two lines never share images).
+pub fn build_kernel_with_params(
+    config: &BuildConfig,
+    params: &[String],
+) -> Result<KernelArtifacts> {
+    let plain = build_kernel(config)?;
+    let line = params.join(" ");
+    let dir = config
+        .image_dir()
+        .join(WITH_PARAMS_DIR)
+        .join(format!("{:016x}", fnv1a_64(line.as_bytes())));
+    fs::create_dir_all(&dir)
+        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
+    let line_path = dir.join(vigil_proto::boot_params::RAMDISK_FILE);
+    fs::write(&line_path, &line)
+        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", line_path.display())))?;
+    let image_elf = config.image_dir().join(STRIPPED_ELF_NAME);
+    let image_elf = if image_elf.is_file() {
+        image_elf
+    } else {
+        plain.elf.clone()
+    };
+    let images = vigil_boot::create_images_with(&image_elf, Some(&line_path), &dir)
+        .map_err(|err| XtaskError::failed(format!("creating disk images: {err:#}")))?;
+    Ok(KernelArtifacts {
+        elf: plain.elf,
+        bios_image: images.bios,
+        uefi_image: images.uefi,
+    })
+}
+
+/// FNV-1a, 64 bits: a stable name for a parameter line.
+fn fnv1a_64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// Copies `from` to a temporary sibling of `to`, then renames it into place,
 /// so a reader of `to` never sees a half-written file.
 fn copy_atomically(from: &Path, to: &Path) -> Result<()> {

@@ -7,7 +7,7 @@ use crate::args::{Apic, Machine, kernel_cmdline};
 use crate::verdict::DEBUG_EXIT_IOBASE;
 
 /// fw_cfg file through which the kernel reads its boot parameters.
-pub const CMDLINE_FW_CFG_NAME: &str = "opt/vigil/cmdline";
+pub use vigil_proto::boot_params::FW_CFG_FILE as CMDLINE_FW_CFG_NAME;
 /// Port on which `-s` makes QEMU's gdb stub listen.
 pub const GDB_PORT: u16 = 1234;
 

@@ -116,7 +116,10 @@ mod tests {
             let line = ExitLine(code);
             assert_eq!(ExitLine::parse(&line.to_string()), Some(line));
         }
-        assert_eq!(ExitLine(ExitCode::Success).to_string(), "vigil: exit 0x10 (success)");
+        assert_eq!(
+            ExitLine(ExitCode::Success).to_string(),
+            "vigil: exit 0x10 (success)"
+        );
         assert_eq!(ExitLine::parse("vigil: exit 0x10 (panic)"), None);
         assert_eq!(ExitLine::parse("vigil: exit 0x77 (success)"), None);
     }

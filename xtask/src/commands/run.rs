@@ -1,16 +1,21 @@
 //! `cargo xtask run`: build, boot under QEMU, stream the serial port, and
 //! succeed only if the kernel wrote the success code.
 
+use crate::args::{Apic, Emulator, Machine};
+use crate::bochs::{self, BochsConfig};
 use crate::cli::RunArgs;
 use crate::error::{Result, XtaskError};
 use crate::install::ensure_qemu;
-use crate::kernel_build::build_kernel;
+use crate::kernel_build::{build_kernel, build_kernel_with_params};
 use crate::qemu::{self, RunConfig};
 use crate::qemu_command::GDB_PORT;
 
 /// Runs one boot; the verdict line (`vigil: ok (...)` or
 /// `vigil: FAILED (...)`) is the last thing printed.
 pub fn run(args: &RunArgs) -> Result<()> {
+    if args.emulator == Emulator::Bochs {
+        return run_bochs(args);
+    }
     ensure_qemu(args.uefi)?;
     let kernel = build_kernel(&args.build.build_config())?;
     let config = RunConfig {
@@ -50,6 +55,56 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     println!("{}", outcome.verdict_line());
     if outcome.verdict.is_success() {
+        Ok(())
+    } else {
+        Err(XtaskError::Reported)
+    }
+}
+
+/// What `--emulator bochs` cannot do, as a usage error (exit 2).
+pub fn bochs_conflicts(args: &RunArgs) -> Option<&'static str> {
+    if args.uefi {
+        Some("--emulator bochs boots the BIOS image only (no --uefi)")
+    } else if args.machine != Machine::Pc {
+        Some("--emulator bochs is a PC (i440FX/PIIX4) machine only (no --machine q35)")
+    } else if args.apic != Apic::Xapic {
+        Some("--emulator bochs runs in xAPIC mode only (no --apic x2apic)")
+    } else if args.gdb {
+        Some("--gdb is QEMU's gdb stub (Bochs has its own debugger)")
+    } else if args.ipi_oracle {
+        Some("--ipi-oracle reads QEMU's trace (not available under Bochs)")
+    } else {
+        None
+    }
+}
+
+/// `--emulator bochs`: the image with the parameters inside, booted under
+/// Bochs; the verdict is the kernel's own line.
+fn run_bochs(args: &RunArgs) -> Result<()> {
+    if let Some(why) = bochs_conflicts(args) {
+        return Err(XtaskError::usage(why));
+    }
+    if let Some(why) = bochs::missing() {
+        return Err(XtaskError::usage(why));
+    }
+    let kernel = build_kernel_with_params(&args.build.build_config(), &args.params)?;
+    let outcome = bochs::run(
+        &BochsConfig {
+            smp: args.smp,
+            timeout_s: args.timeout_s,
+            echo: true,
+        },
+        &kernel.bios_image,
+    )?;
+    eprintln!(
+        "xtask: Bochs ran for {:.1} s",
+        outcome.elapsed.as_secs_f64()
+    );
+    for check in &outcome.checksum_checks {
+        println!("{}", check.describe());
+    }
+    println!("{}", outcome.verdict_line());
+    if outcome.is_success() {
         Ok(())
     } else {
         Err(XtaskError::Reported)

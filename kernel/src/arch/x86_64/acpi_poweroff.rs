@@ -7,12 +7,12 @@
 //! Only the `_S5_` name and its package are decoded from the AML (see
 //! [`s5_sleep_types`]): no interpreter.
 
+use acpi::AcpiTables;
 use acpi::address::AddressSpace;
 use acpi::fadt::Fadt;
-use acpi::AcpiTables;
 use spin::Once;
-use x86_64::instructions::port::Port;
 use x86_64::PhysAddr;
+use x86_64::instructions::port::Port;
 
 use super::acpi_madt::OffsetMapped;
 use super::paging;
