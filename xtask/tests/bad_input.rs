@@ -2,7 +2,6 @@
 //! it builds or boots anything.
 
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 fn xtask(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
@@ -12,7 +11,6 @@ fn xtask(args: &[&str]) -> Output {
 }
 
 fn assert_usage_error(args: &[&str], expected: &str) {
-    let started = Instant::now();
     let output = xtask(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
@@ -24,7 +22,6 @@ fn assert_usage_error(args: &[&str], expected: &str) {
         !stderr.contains("building kernel"),
         "{args:?} built: {stderr}"
     );
-    assert!(started.elapsed() < Duration::from_secs(30));
 }
 
 #[test]
@@ -45,6 +42,23 @@ fn unknown_machine_and_feature() {
 #[test]
 fn kernel_param_without_equals() {
     assert_usage_error(&["run", "--smp", "1", "laplace"], "key=value");
+}
+
+#[test]
+fn bochs_options_it_cannot_honour() {
+    assert_usage_error(
+        &["run", "--emulator", "bochs", "--uefi"],
+        "--emulator bochs boots the BIOS image only",
+    );
+    assert_usage_error(
+        &["run", "--emulator", "bochs", "--machine", "q35"],
+        "no --machine q35",
+    );
+    assert_usage_error(
+        &["run", "--emulator", "bochs", "--ipi-oracle"],
+        "not available under Bochs",
+    );
+    assert_usage_error(&["build", "laplace"], "key=value");
 }
 
 #[test]
