@@ -169,10 +169,15 @@ impl<T> CoreWake<T> {
     /// user-space pool): the same push and decision as
     /// [`send`](CoreWake::send), with what this producer did counted in
     /// `counters`, a block the caller owns (one per producer: a block has a
-    /// single writer, see [`Counters`]). Never [`Elided::SelfTarget`].
+    /// single writer, see [`Counters`]). Never [`Elided::SelfTarget`]. On
+    /// [`Notify::Wake`] the caller sends the wake, after this returns. Like
+    /// `send`, it keeps no lost-wakeup detector counts ([`wake_core`]
+    /// does, for cores).
+    ///
+    /// [`wake_core`]: crate::wake_core
     ///
     /// ```
-    /// use vigil_wake::{Commit, CoreWake, Counters, Policy};
+    /// use vigil_wake::{CoreWake, Counters, Policy};
     ///
     /// let core: CoreWake<&str> = CoreWake::new(Policy::StateMachine);
     /// let device_thread = Counters::new();
