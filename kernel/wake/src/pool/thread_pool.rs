@@ -269,7 +269,12 @@ impl ThreadPool {
             line.nudge();
         }
         for handle in self.handles.drain(..) {
-            let totals = handle.join().expect("a pool worker panicked");
+            let Ok(totals) = handle.join() else {
+                // A job panicked on that worker. `shutdown` says so; a drop
+                // (perhaps during that very unwinding) goes on quietly.
+                assert!(std::thread::panicking(), "a pool worker panicked");
+                continue;
+            };
             stats.jobs_run += totals.jobs_run;
             stats.parks += totals.sleep.parks;
             stats.empty_park_returns += totals.sleep.empty_returns;
