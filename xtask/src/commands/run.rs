@@ -11,8 +11,6 @@ use crate::qemu_command::GDB_PORT;
 /// Runs one boot; the verdict line (`vigil: ok (...)` or
 /// `vigil: FAILED (...)`) is the last thing printed.
 pub fn run(args: &RunArgs) -> Result<()> {
-    ensure_qemu(args.uefi)?;
-    let kernel = build_kernel(&args.build.build_config())?;
     let config = RunConfig {
         smp: args.smp,
         machine: args.machine,
@@ -25,6 +23,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ipi_oracle: args.ipi_oracle,
         ..RunConfig::default()
     };
+    // Bad combinations (e.g. 200 cores in xAPIC mode) exit 2 before the build.
+    config.validate()?;
+    ensure_qemu(args.uefi)?;
+    let kernel = build_kernel(&args.build.build_config())?;
     if args.gdb {
         eprintln!(
             "xtask: QEMU waits for gdb (no timeout); attach with:\n  gdb {} -ex 'target remote :{GDB_PORT}'",
