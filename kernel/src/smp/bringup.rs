@@ -27,6 +27,9 @@ const INIT_TO_SIPI_US: u64 = 10_000;
 const SIPI_TO_SIPI_US: u64 = 200;
 /// How long the bootstrap core waits for every AP before giving up.
 const CHECKIN_TIMEOUT_MS: u64 = 5_000;
+/// The xAPIC physical-destination broadcast id (also the first id xAPIC
+/// cannot address).
+const XAPIC_BROADCAST_ID: u32 = 0xff;
 /// How long the bootstrap core halts between two looks at the check-ins.
 const CHECKIN_POLL_US: u64 = 1_000;
 
@@ -70,6 +73,18 @@ pub fn prepare(rsdp_phys: Option<u64>) -> usize {
             .copied()
             .filter(|&id| id != bsp_apic),
     );
+    if !lapic::is_x2apic() {
+        // An xAPIC ICR destination is 8 bits and 0xff is the broadcast id:
+        // a CPU with a larger id cannot be sent a wake IPI of its own.
+        let addressable = apic_ids.len();
+        apic_ids.retain(|&id| id < XAPIC_BROADCAST_ID);
+        if apic_ids.len() < addressable {
+            log::warn!(
+                "{} CPU(s) have APIC ids of 255 or more, which xAPIC mode cannot address: left out (x2APIC would start them)",
+                addressable - apic_ids.len()
+            );
+        }
+    }
     if apic_ids.len() > cores::MAX_CORES {
         log::warn!(
             "{} CPUs in the MADT; booting the compiled maximum of {}",
