@@ -271,6 +271,17 @@ mod tests {
     }
 
     #[test]
+    fn a_full_256_core_table_splits() {
+        let table = TableWords::from_words(&table(256)).unwrap();
+        assert_eq!(table.core_count, 256);
+        assert_eq!(TABLE_WORDS, 772);
+        assert_eq!(table.apic_ids[255], 510);
+        assert_eq!(table.state_addresses[255], 0x1000 + 255);
+        assert_eq!(table.inbox_len_addresses[255], 0x2000 + 8 * 255);
+        assert_eq!(table.stealable_queued_address, Some(0x3000));
+    }
+
+    #[test]
     fn bad_tables_are_refused() {
         let mut words = table(3);
         words[0] = 0;
