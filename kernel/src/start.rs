@@ -75,6 +75,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         sched::debug_table::publish(),
         boot_info.kernel_image_offset
     );
+    sched::stealable::register_aps_idle(core_count);
     smp::bringup::start_all_aps();
     println!(
         "Vigil {} booted: {core_count} cores, heap {} MiB, mode {:?}, policy {}{}, backoff {:?}, pool {}, watchdog {}, seed {}{}",

@@ -10,8 +10,15 @@ use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 use vigil_proto::Policy;
 
-/// Core counts QEMU is asked to emulate.
-pub const SMP_RANGE: RangeInclusive<u32> = 1..=64;
+/// Core counts QEMU is asked to emulate (the kernel's compiled maximum is
+/// 256; above [`XAPIC_MAX_SMP`] only with `--apic x2apic`).
+pub const SMP_RANGE: RangeInclusive<u32> = 1..=256;
+/// Most cores booted in xAPIC mode: the range Vigil is tested in there
+/// (xAPIC ids are 8 bits and 0xff is the broadcast id, so no xAPIC system
+/// has more than 255; QEMU refuses APIC id 255 without x2APIC).
+pub const XAPIC_MAX_SMP: u32 = 64;
+/// Most vCPUs QEMU's `pc` (i440FX) machine takes; `q35` takes more.
+pub const PC_MAX_SMP: u32 = 255;
 /// Accepted `--timeout-s` values (one day is plenty for any boot).
 pub const TIMEOUT_S_RANGE: RangeInclusive<u64> = 1..=86_400;
 
@@ -371,6 +378,22 @@ pub fn check_smp(smp: u32) -> Result<u32, String> {
     }
 }
 
+/// Checks that `smp` cores can boot on `machine` with `apic`: more than
+/// [`XAPIC_MAX_SMP`] need x2APIC, more than [`PC_MAX_SMP`] need `q35`.
+pub fn check_platform(smp: u32, machine: Machine, apic: Apic) -> Result<(), String> {
+    if apic == Apic::Xapic && smp > XAPIC_MAX_SMP {
+        return Err(format!(
+            "{smp} cores need --apic x2apic: in xAPIC mode Vigil boots 1..={XAPIC_MAX_SMP} cores (xAPIC ids are 8 bits; QEMU refuses APIC id 255 without x2APIC)"
+        ));
+    }
+    if machine == Machine::Pc && smp > PC_MAX_SMP {
+        return Err(format!(
+            "{smp} cores need --machine q35: QEMU's pc machine takes at most {PC_MAX_SMP} vCPUs"
+        ));
+    }
+    Ok(())
+}
+
 /// Parses `--timeout-s`: whole seconds in [`TIMEOUT_S_RANGE`].
 pub fn parse_timeout_s(text: &str) -> Result<u64, String> {
     let timeout_s: u64 = text
@@ -439,16 +462,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn smp_accepts_1_to_64() {
+    fn smp_accepts_1_to_256() {
         assert_eq!(parse_smp("1"), Ok(1));
         assert_eq!(parse_smp("4"), Ok(4));
         assert_eq!(parse_smp("64"), Ok(64));
+        assert_eq!(parse_smp("256"), Ok(256));
+    }
+
+    #[test]
+    fn many_cores_need_x2apic_and_q35() {
+        assert_eq!(check_platform(64, Machine::Pc, Apic::Xapic), Ok(()));
+        assert_eq!(check_platform(64, Machine::Q35, Apic::Xapic), Ok(()));
+        assert!(
+            check_platform(200, Machine::Q35, Apic::Xapic)
+                .unwrap_err()
+                .contains("need --apic x2apic")
+        );
+        assert!(
+            check_platform(65, Machine::Pc, Apic::Xapic)
+                .unwrap_err()
+                .contains("need --apic x2apic")
+        );
+        assert_eq!(check_platform(255, Machine::Pc, Apic::X2apic), Ok(()));
+        assert!(
+            check_platform(256, Machine::Pc, Apic::X2apic)
+                .unwrap_err()
+                .contains("need --machine q35")
+        );
+        assert_eq!(check_platform(256, Machine::Q35, Apic::X2apic), Ok(()));
     }
 
     #[test]
     fn smp_rejects_0_300_and_non_numbers() {
-        assert!(parse_smp("0").unwrap_err().contains("1..=64"));
-        assert!(parse_smp("65").unwrap_err().contains("1..=64"));
+        assert!(parse_smp("0").unwrap_err().contains("1..=256"));
+        assert!(parse_smp("257").unwrap_err().contains("1..=256"));
         assert!(parse_smp("300").unwrap_err().contains("out of range"));
         assert!(parse_smp("-1").unwrap_err().contains("not a core count"));
         assert!(parse_smp("four").unwrap_err().contains("not a core count"));

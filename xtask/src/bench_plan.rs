@@ -295,6 +295,11 @@ impl BenchConfig {
     /// Usage errors: a core count whose pinned or floor boots would not fit
     /// the sync-heavy grid (every core gets a row of it).
     pub fn validate(&self) -> crate::error::Result<()> {
+        for &smp in &self.smp {
+            // The bench boots QEMU's default machine, pc.
+            crate::args::check_platform(smp, crate::args::Machine::Pc, self.apic)
+                .map_err(crate::error::XtaskError::Usage)?;
+        }
         let size = self.sync_grid.size;
         let pinned = self
             .variants

@@ -20,10 +20,12 @@ use crate::run_output::parse_hex;
 
 /// "VIGILDBG".
 pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
-/// The layout version this reader understands.
-pub const VERSION: u64 = 2;
-/// Entries per array in the table.
-pub const MAX_CORES: usize = 64;
+/// The layout version this reader understands (3: 256-entry arrays; 2 had
+/// 64).
+pub const VERSION: u64 = 3;
+/// Entries per array in the table: the kernel's compiled maximum core count
+/// (`kernel/src/arch/x86_64/interrupt_vectors.rs`).
+pub const MAX_CORES: usize = 256;
 /// Words in the whole table.
 pub const TABLE_WORDS: usize = 3 + 3 * MAX_CORES + 1;
 
@@ -269,6 +271,17 @@ mod tests {
     }
 
     #[test]
+    fn a_full_256_core_table_splits() {
+        let table = TableWords::from_words(&table(256)).unwrap();
+        assert_eq!(table.core_count, 256);
+        assert_eq!(TABLE_WORDS, 772);
+        assert_eq!(table.apic_ids[255], 510);
+        assert_eq!(table.state_addresses[255], 0x1000 + 255);
+        assert_eq!(table.inbox_len_addresses[255], 0x2000 + 8 * 255);
+        assert_eq!(table.stealable_queued_address, Some(0x3000));
+    }
+
+    #[test]
     fn bad_tables_are_refused() {
         let mut words = table(3);
         words[0] = 0;
@@ -285,11 +298,11 @@ mod tests {
                 .contains("version")
         );
         let mut words = table(3);
-        words[2] = 65;
+        words[2] = 257;
         assert!(
             TableWords::from_words(&words)
                 .unwrap_err()
-                .contains("65 cores")
+                .contains("257 cores")
         );
         assert!(TableWords::from_words(&table(0)).is_err());
         assert!(TableWords::from_words(&[MAGIC, VERSION]).is_err());

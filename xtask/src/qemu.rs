@@ -97,10 +97,12 @@ impl RunConfig {
         }
     }
 
-    /// Checks what clap checks for the command line: core count, timeout
-    /// and the shape of each parameter. Errors are [`XtaskError::Usage`].
+    /// Checks what clap checks for the command line: core count (and that
+    /// the machine and APIC mode can boot that many), timeout and the shape
+    /// of each parameter. Errors are [`XtaskError::Usage`].
     pub fn validate(&self) -> Result<()> {
         args::check_smp(self.smp).map_err(XtaskError::Usage)?;
+        args::check_platform(self.smp, self.machine, self.apic).map_err(XtaskError::Usage)?;
         if let Some(timeout_s) = self.timeout_s {
             args::parse_timeout_s(&timeout_s.to_string()).map_err(XtaskError::Usage)?;
         }
@@ -458,7 +460,15 @@ mod tests {
             smp: 0,
             ..RunConfig::default()
         };
-        assert!(matches!(bad_smp.validate(), Err(XtaskError::Usage(m)) if m.contains("1..=64")));
+        assert!(matches!(bad_smp.validate(), Err(XtaskError::Usage(m)) if m.contains("1..=256")));
+        let xapic_200 = RunConfig {
+            smp: 200,
+            machine: Machine::Q35,
+            ..RunConfig::default()
+        };
+        assert!(
+            matches!(xapic_200.validate(), Err(XtaskError::Usage(m)) if m.contains("--apic x2apic"))
+        );
         let big_smp = RunConfig {
             smp: 300,
             ..RunConfig::default()

@@ -124,6 +124,8 @@ impl StressConfig {
         }
         for &smp in &self.smp {
             args::check_smp(smp).map_err(XtaskError::Usage)?;
+            // Stress boots QEMU's default machine, pc.
+            args::check_platform(smp, args::Machine::Pc, self.apic).map_err(XtaskError::Usage)?;
         }
         if self.runs == 0 {
             return Err(XtaskError::usage("--runs must be at least 1"));

@@ -137,11 +137,21 @@ impl GuestExamination {
                         .map_or("?".to_string(), |state| state.to_string())
                 })
                 .collect();
+            let names: Vec<u32> = idle
+                .iter()
+                .map(|core| core.core.unwrap_or(core.vcpu))
+                .collect();
             let _ = writeln!(
                 out,
-                "  {} other core(s) halted with an empty inbox (state {})",
+                "  {} other core(s) halted with an empty inbox (state {}): {} {}",
                 idle.len(),
-                states.into_iter().collect::<Vec<_>>().join("/")
+                states.into_iter().collect::<Vec<_>>().join("/"),
+                if idle.iter().all(|core| core.core.is_some()) {
+                    "cores"
+                } else {
+                    "vCPUs"
+                },
+                ranges(&names)
             );
         }
         if let Some(queued) = self.stealable_queued {
@@ -183,6 +193,29 @@ impl GuestExamination {
         }
         out
     }
+}
+
+/// `0-3, 5, 7-63`: the numbers, sorted, with every run of consecutive ones
+/// written as one range (so 255 idle cores of 256 take one line).
+pub fn ranges(numbers: &[u32]) -> String {
+    let mut sorted = numbers.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut iter = sorted.into_iter().peekable();
+    while let Some(start) = iter.next() {
+        let mut end = start;
+        while iter.peek() == Some(&(end + 1)) {
+            end += 1;
+            iter.next();
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+    }
+    parts.join(", ")
 }
 
 /// Examines a guest through an open monitor. The guest is stopped first
@@ -370,7 +403,8 @@ mod tests {
         let report = examination.report();
         assert!(report.contains("  core 0 (vCPU 0): HLT=0"), "{report}");
         assert!(
-            report.contains("  1 other core(s) halted with an empty inbox (state Halted)"),
+            report
+                .contains("  1 other core(s) halted with an empty inbox (state Halted): cores 2\n"),
             "{report}"
         );
         assert!(!report.contains("core 2 (vCPU 2)"), "{report}");
@@ -447,5 +481,53 @@ mod tests {
         assert_eq!(cores[1].halted, None);
         assert!(!cores[1].halted_with_work());
         assert!(notes[0].contains("no CPU#1"), "{notes:?}");
+    }
+
+    #[test]
+    fn ranges_join_consecutive_numbers() {
+        assert_eq!(ranges(&[]), "");
+        assert_eq!(ranges(&[4]), "4");
+        assert_eq!(ranges(&[3, 1, 2, 5, 7, 8]), "1-3, 5, 7-8");
+        assert_eq!(ranges(&[0, 0, 1]), "0-1");
+    }
+
+    #[test]
+    fn the_report_at_256_cores_stays_readable() {
+        // 256 cores: 0 runs, 17 is halted with work, 200 is Halting (not
+        // yet halted), the other 253 are idle: 3 core lines, one idle range
+        // line, one verdict.
+        let vcpus: Vec<VcpuState> = (0..256).map(|i| vcpu(i, i != 0 && i != 200)).collect();
+        let entries: Vec<CoreEntry> = (0..256)
+            .map(|i| match i {
+                0 => entry(0, ProtocolState::Running, 0),
+                17 => entry(17, ProtocolState::Halted, 2),
+                200 => entry(200, ProtocolState::Halting, 0),
+                _ => entry(i, ProtocolState::Halted, 0),
+            })
+            .collect();
+        let mut notes = Vec::new();
+        let examination = GuestExamination {
+            cores: join_views(&vcpus, Some(&entries), &mut notes),
+            ..GuestExamination::default()
+        };
+        assert!(notes.is_empty(), "{notes:?}");
+        let report = examination.report();
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(lines.len(), 5, "{report}");
+        assert!(lines[0].starts_with("  core 0 (vCPU 0): HLT=0"), "{report}");
+        assert!(
+            lines[1].starts_with("  core 17 (vCPU 17): HLT=1")
+                && lines[1].ends_with(HALTED_WITH_WORK),
+            "{report}"
+        );
+        assert!(
+            lines[2].starts_with("  core 200 (vCPU 200): HLT=0"),
+            "{report}"
+        );
+        assert_eq!(
+            lines[3],
+            "  253 other core(s) halted with an empty inbox (state Halted): cores 1-16, 18-199, 201-255"
+        );
+        assert_eq!(lines[4], "  1 core(s) halted with work in their inbox: 17");
     }
 }

@@ -26,8 +26,21 @@ fn assert_usage_error(args: &[&str], expected: &str) {
 
 #[test]
 fn smp_out_of_range() {
-    assert_usage_error(&["run", "--smp", "0"], "1..=64");
-    assert_usage_error(&["run", "--smp", "300"], "1..=64");
+    assert_usage_error(&["run", "--smp", "0"], "1..=256");
+    assert_usage_error(&["run", "--smp", "300"], "1..=256");
+}
+
+#[test]
+fn many_cores_need_x2apic_and_q35() {
+    assert_usage_error(
+        &["run", "--smp", "200", "--machine", "q35", "--apic", "xapic"],
+        "200 cores need --apic x2apic",
+    );
+    assert_usage_error(
+        &["run", "--smp", "256", "--apic", "x2apic"],
+        "256 cores need --machine q35",
+    );
+    assert_usage_error(&["stress", "--smp", "4,65"], "65 cores need --apic x2apic");
 }
 
 #[test]
@@ -68,8 +81,8 @@ fn zero_timeout() {
 
 #[test]
 fn stress_arguments_are_checked_before_building() {
-    assert_usage_error(&["stress", "--smp", "4,0"], "1..=64");
-    assert_usage_error(&["stress", "--smp", "4,65"], "1..=64");
+    assert_usage_error(&["stress", "--smp", "4,0"], "1..=256");
+    assert_usage_error(&["stress", "--smp", "4,257"], "1..=256");
     assert_usage_error(&["stress", "--runs", "0"], "--runs must be in");
     assert_usage_error(&["stress", "--policy", "lazy"], "possible values");
     assert_usage_error(

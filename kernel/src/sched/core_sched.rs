@@ -234,7 +234,7 @@ pub fn run_core(me: usize) -> ! {
         config,
     );
     let mut batch = VecDeque::new();
-    let mut searcher = Searcher::new(me);
+    let mut searcher = stealable::searcher_for(me);
     loop {
         if driver.drain(&mut batch) > 0 {
             core.accept(&mut batch, &mut searcher);

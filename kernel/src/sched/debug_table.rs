@@ -14,8 +14,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 /// "VIGILDBG".
 pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
-/// Bumped whenever the layout changes.
-pub const VERSION: u64 = 2;
+/// Bumped whenever the layout changes (3: `MAX_CORES` went from 64 to 256).
+pub const VERSION: u64 = 3;
 
 /// The table's layout.
 #[derive(Debug)]

@@ -97,6 +97,48 @@ pub fn skip_next_look(core: usize) {
     SKIP_LOOK.store(core, Ordering::Relaxed);
 }
 
+/// Each AP's searcher, registered idle in the pool by the bootstrap core
+/// before the APs start ([`register_aps_idle`]), taken by the AP's idle
+/// loop ([`searcher_for`]).
+static PREREGISTERED: [Mutex<Option<Searcher>>; crate::smp::cores::MAX_CORES] =
+    [const { Mutex::new(None) }; crate::smp::cores::MAX_CORES];
+
+/// Registers cores `1..cores` idle in the pool on their behalf, from the
+/// bootstrap core before they start (nothing is published yet, so each
+/// look finds the queue empty and registers the core idle). Without it
+/// every AP's first look at the pool took the pool's ticket lock at the
+/// same moment: at 256 vCPUs on 2 host cores that convoy (each waiter
+/// spinning until its ticket comes up, the next ticket's vCPU often not
+/// running) kept 200 and more vCPUs spinning for 10-25 s after the boot
+/// line in some boots (measured: `fault=hang` at `-smp 256`, the host's
+/// stuck-core examination found them in `Stealable::take` under
+/// `TicketMutex::lock`). A registered core's first look then takes the
+/// lock-free fast path; a publisher that chooses it meanwhile pushes a
+/// search wake into its inbox, which it drains before it looks.
+pub fn register_aps_idle(cores: usize) {
+    if !enabled() {
+        return;
+    }
+    for (core, slot) in PREREGISTERED.iter().enumerate().take(cores).skip(1) {
+        let mut searcher = Searcher::new(core);
+        let taken = pool().take(&mut searcher, search_wake);
+        assert!(
+            taken.is_none(),
+            "stealable work published before the APs started"
+        );
+        *slot.lock() = Some(searcher);
+    }
+}
+
+/// Core `me`'s searcher for its idle loop: the one registered idle for it
+/// before it started, else a new one.
+pub fn searcher_for(me: usize) -> Searcher {
+    PREREGISTERED[me]
+        .lock()
+        .take()
+        .unwrap_or_else(|| Searcher::new(me))
+}
+
 /// The idle loop of a core with nothing pinned to run: the next chunk, if
 /// any (`None`: the core is registered idle and goes to the halt path).
 pub fn take(searcher: &mut Searcher) -> Option<Chunk> {

@@ -16,8 +16,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.emulator == Emulator::Bochs {
         return run_bochs(args);
     }
-    ensure_qemu(args.uefi)?;
-    let kernel = build_kernel(&args.build.build_config())?;
     let config = RunConfig {
         smp: args.smp,
         machine: args.machine,
@@ -30,6 +28,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         ipi_oracle: args.ipi_oracle,
         ..RunConfig::default()
     };
+    // Bad combinations (e.g. 200 cores in xAPIC mode) exit 2 before the build.
+    config.validate()?;
+    ensure_qemu(args.uefi)?;
+    let kernel = build_kernel(&args.build.build_config())?;
     if args.gdb {
         eprintln!(
             "xtask: QEMU waits for gdb (no timeout); attach with:\n  gdb {} -ex 'target remote :{GDB_PORT}'",
@@ -69,6 +71,8 @@ pub fn bochs_conflicts(args: &RunArgs) -> Option<&'static str> {
         Some("--emulator bochs is a PC (i440FX/PIIX4) machine only (no --machine q35)")
     } else if args.apic != Apic::Xapic {
         Some("--emulator bochs runs in xAPIC mode only (no --apic x2apic)")
+    } else if args.smp > 64 {
+        Some("--emulator bochs runs in xAPIC mode only: at most 64 cores")
     } else if args.gdb {
         Some("--gdb is QEMU's gdb stub (Bochs has its own debugger)")
     } else if args.ipi_oracle {

@@ -23,8 +23,11 @@ pub const ERROR_VECTOR: u8 = 0xfe;
 /// LAPIC spurious interrupt (no EOI).
 pub const SPURIOUS_VECTOR: u8 = 0xff;
 
-/// Highest core count the per-core arrays here can hold.
-pub const MAX_CORES: usize = 64;
+/// Highest core count the kernel runs on: every per-core array (these
+/// counters, the core table, the debug table the host reads) has this many
+/// entries. Above 255 cores x2APIC is needed (xAPIC ids are 8 bits, 0xff
+/// is the broadcast id).
+pub const MAX_CORES: usize = 256;
 
 /// Per-core interrupt counts. Each core writes only its own entries.
 #[derive(Debug)]
