@@ -15,19 +15,15 @@ use std::io;
 
 use serde::{Deserialize, Serialize};
 
+use vigil_proto::State;
+
 use crate::monitor::Monitor;
 use crate::run_output::parse_hex;
 
-/// "VIGILDBG".
-pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
-/// The layout version this reader understands (3: 256-entry arrays; 2 had
-/// 64).
-pub const VERSION: u64 = 3;
-/// Entries per array in the table: the kernel's compiled maximum core count
-/// (`kernel/src/arch/x86_64/interrupt_vectors.rs`).
-pub const MAX_CORES: usize = 256;
-/// Words in the whole table.
-pub const TABLE_WORDS: usize = 3 + 3 * MAX_CORES + 1;
+use vigil_proto::debug_table::{
+    APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, STATE_ADDRESSES_AT, STEALABLE_QUEUED_AT,
+};
+pub use vigil_proto::debug_table::{MAGIC, MAX_CORES, TABLE_WORDS, VERSION};
 
 /// A core's raw wake-protocol state byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,26 +41,38 @@ pub enum ProtocolState {
 }
 
 impl ProtocolState {
-    /// Decodes the raw byte.
+    /// Decodes the raw byte (the wake crate's encoding, `State::from_raw`).
     pub fn from_byte(byte: u8) -> Self {
-        match byte {
-            0 => Self::Running,
-            1 => Self::Halting,
-            2 => Self::Halted,
-            3 => Self::DontSleep,
-            other => Self::Unknown(other),
+        match State::from_raw(byte) {
+            Some(State::Running) => Self::Running,
+            Some(State::Halting) => Self::Halting,
+            Some(State::Halted) => Self::Halted,
+            Some(State::DontSleep) => Self::DontSleep,
+            None => Self::Unknown(byte),
+        }
+    }
+
+    /// The wake crate's state, if the byte is one.
+    pub fn state(self) -> Option<State> {
+        match self {
+            Self::Running => Some(State::Running),
+            Self::Halting => Some(State::Halting),
+            Self::Halted => Some(State::Halted),
+            Self::DontSleep => Some(State::DontSleep),
+            Self::Unknown(_) => None,
         }
     }
 }
 
 impl fmt::Display for ProtocolState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Running => f.write_str("Running"),
-            Self::Halting => f.write_str("Halting"),
-            Self::Halted => f.write_str("Halted"),
-            Self::DontSleep => f.write_str("DontSleep"),
-            Self::Unknown(byte) => write!(f, "unknown({byte:#04x})"),
+        // The wake crate's names, the ones the kernel prints.
+        match self.state() {
+            Some(state) => f.write_str(state.name()),
+            None => match self {
+                Self::Unknown(byte) => write!(f, "unknown({byte:#04x})"),
+                _ => unreachable!("every other variant is a state"),
+            },
         }
     }
 }
@@ -132,13 +140,13 @@ impl TableWords {
         if core_count == 0 || core_count > MAX_CORES {
             return Err(format!("debug table claims {} cores", words[2]));
         }
-        let array = |index: usize| words[3 + index * MAX_CORES..][..core_count].to_vec();
+        let array = |at: usize| words[at..][..core_count].to_vec();
         Ok(Self {
             core_count,
-            apic_ids: array(0),
-            state_addresses: array(1),
-            inbox_len_addresses: array(2),
-            stealable_queued_address: Some(words[3 + 3 * MAX_CORES])
+            apic_ids: array(APIC_IDS_AT),
+            state_addresses: array(STATE_ADDRESSES_AT),
+            inbox_len_addresses: array(INBOX_LEN_ADDRESSES_AT),
+            stealable_queued_address: Some(words[STEALABLE_QUEUED_AT])
                 .filter(|&address| address != 0),
         })
     }
@@ -311,7 +319,7 @@ mod tests {
     #[test]
     fn states_decode() {
         assert_eq!(ProtocolState::from_byte(2), ProtocolState::Halted);
-        assert_eq!(ProtocolState::from_byte(3).to_string(), "DontSleep");
+        assert_eq!(ProtocolState::from_byte(3).to_string(), "dont-sleep");
         assert_eq!(ProtocolState::from_byte(9).to_string(), "unknown(0x09)");
     }
 }

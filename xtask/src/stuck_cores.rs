@@ -67,7 +67,7 @@ impl CoreView {
         self.halted == Some(true) && self.inbox_len == Some(0)
     }
 
-    /// `core 5 (vCPU 5): HLT=1 RIP=0x... function state=Halted inbox=1  <- HALTED WITH WORK`.
+    /// `core 5 (vCPU 5): HLT=1 RIP=0x... function state=halted inbox=1  <- HALTED WITH WORK`.
     pub fn line(&self) -> String {
         let mut line = match self.core {
             Some(core) => format!("core {core} (vCPU {}):", self.vcpu),
@@ -397,14 +397,14 @@ mod tests {
             examination.cores[1].line(),
             "core 1 (vCPU 1): HLT=1 RIP=0x1000002d282 \
              vigil_kernel::arch::x86_64::halt::enable_interrupts_and_halt \
-             state=Halted inbox=1  <- HALTED WITH WORK"
+             state=halted inbox=1  <- HALTED WITH WORK"
         );
         assert!(!examination.cores[2].line().contains(HALTED_WITH_WORK));
         let report = examination.report();
         assert!(report.contains("  core 0 (vCPU 0): HLT=0"), "{report}");
         assert!(
             report
-                .contains("  1 other core(s) halted with an empty inbox (state Halted): cores 2\n"),
+                .contains("  1 other core(s) halted with an empty inbox (state halted): cores 2\n"),
             "{report}"
         );
         assert!(!report.contains("core 2 (vCPU 2)"), "{report}");
@@ -526,7 +526,7 @@ mod tests {
         );
         assert_eq!(
             lines[3],
-            "  253 other core(s) halted with an empty inbox (state Halted): cores 1-16, 18-199, 201-255"
+            "  253 other core(s) halted with an empty inbox (state halted): cores 1-16, 18-199, 201-255"
         );
         assert_eq!(lines[4], "  1 core(s) halted with work in their inbox: 17");
     }

@@ -2,6 +2,7 @@
 //! formats with it, `xtask` parses with it.
 //!
 //! * [`boot_params`]: where the kernel finds its parameter line;
+//! * [`debug_table`]: the layout of the table a host reads from a hung guest;
 //! * [`exit_code`]: the codes written to QEMU's `isa-debug-exit` port, and
 //!   the QEMU exit status each one becomes;
 //! * [`test_line`]: the in-kernel test suite's result lines;
@@ -23,6 +24,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod boot_params;
+pub mod debug_table;
 pub mod exit_code;
 pub mod serial_line;
 pub mod stats_line;

@@ -12,10 +12,23 @@ use super::core_sched;
 use crate::smp::cores::{self, MAX_CORES};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// "VIGILDBG".
-pub const MAGIC: u64 = 0x5649_4749_4c44_4247;
-/// Bumped whenever the layout changes (3: `MAX_CORES` went from 64 to 256).
-pub const VERSION: u64 = 3;
+use vigil_proto::debug_table as layout;
+pub use vigil_proto::debug_table::{MAGIC, VERSION};
+
+// The struct below is the layout `vigil-proto` defines, word for word.
+const _: () = {
+    assert!(MAX_CORES == layout::MAX_CORES);
+    assert!(core::mem::size_of::<DebugTable>() == layout::TABLE_WORDS * 8);
+    assert!(core::mem::offset_of!(DebugTable, apic_id) == layout::APIC_IDS_AT * 8);
+    assert!(core::mem::offset_of!(DebugTable, state_address) == layout::STATE_ADDRESSES_AT * 8);
+    assert!(
+        core::mem::offset_of!(DebugTable, inbox_len_address) == layout::INBOX_LEN_ADDRESSES_AT * 8
+    );
+    assert!(
+        core::mem::offset_of!(DebugTable, stealable_queued_address)
+            == layout::STEALABLE_QUEUED_AT * 8
+    );
+};
 
 /// The table's layout.
 #[derive(Debug)]
