@@ -11,7 +11,7 @@ use xtask::{BuildConfig, KernelArtifacts, RunConfig, RunOutcome};
 pub fn kernel() -> &'static KernelArtifacts {
     static KERNEL: OnceLock<Result<KernelArtifacts, String>> = OnceLock::new();
     let built = KERNEL.get_or_init(|| {
-        xtask::install::ensure_qemu(false).map_err(|err| err.to_string())?;
+        xtask::runner::install::ensure_qemu(false).map_err(|err| err.to_string())?;
         xtask::build_kernel(&BuildConfig::default()).map_err(|err| err.to_string())
     });
     match built {
@@ -35,7 +35,7 @@ pub fn boot(smp: u32, timeout_s: u64, params: &[&str]) -> RunOutcome {
 pub fn boot_with(config: RunConfig) -> RunOutcome {
     let kernel = kernel();
     if config.uefi {
-        xtask::install::ensure_qemu(true).unwrap_or_else(|err| panic!("{err}"));
+        xtask::runner::install::ensure_qemu(true).unwrap_or_else(|err| panic!("{err}"));
     }
     xtask::run(&config, kernel).unwrap_or_else(|err| panic!("could not boot QEMU: {err}"))
 }

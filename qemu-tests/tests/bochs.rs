@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use xtask::bochs::{self, BochsConfig};
+use xtask::runner::bochs::{self, BochsConfig};
 use xtask::{BuildConfig, ExitCode, build_kernel_with_params};
 
 /// One Bochs at a time (the CI machine has 2 cores).

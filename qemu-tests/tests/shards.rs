@@ -4,9 +4,9 @@
 
 use qemu_tests::kernel;
 use xtask::WakePolicy;
-use xtask::stress_report::{self, StressJson};
-use xtask::stress_runner::{StressConfig, StressRun, run_stress};
-use xtask::stress_shard::{Shard, merge, read_stress_file};
+use xtask::stress::report::{self as stress_report, StressJson};
+use xtask::stress::runner::{StressConfig, StressRun, run_stress};
+use xtask::stress::shard::{Shard, merge, read_stress_file};
 
 fn campaign(shard: Option<Shard>) -> StressConfig {
     StressConfig {

@@ -13,9 +13,9 @@
 //! machine that caught a loss per boot here.
 
 use qemu_tests::kernel;
-use xtask::run_class::RunClass;
-use xtask::stress_runner::{StressConfig, StressRun, run_stress};
-use xtask::stuck_cores::{HALTED_WITH_WORK, STRANDED_STEALABLE};
+use xtask::campaign::run_class::RunClass;
+use xtask::diagnosis::stuck_cores::{HALTED_WITH_WORK, STRANDED_STEALABLE};
+use xtask::stress::runner::{StressConfig, StressRun, run_stress};
 use xtask::{Apic, IpiFault, Pool, WakePolicy, Watchdog};
 
 /// Boots per campaign.

@@ -1,7 +1,7 @@
 //! Validation of everything a user can pass: core counts, machines, cargo
 //! features, timeouts and kernel boot parameters. Used both by the clap
 //! parsers (so bad input exits 2 before anything is built) and by
-//! [`crate::qemu::RunConfig::validate`] for library callers.
+//! [`crate::runner::qemu::RunConfig::validate`] for library callers.
 
 use std::fmt;
 use std::ops::RangeInclusive;

@@ -11,8 +11,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::args::{self, Apic, Emulator, Feature, Machine, WakePolicy, Watchdog};
 use crate::commands;
 use crate::error::XtaskError;
-use crate::kernel_build::BuildConfig;
-use crate::stress_runner::{DEFAULT_RUN_TIMEOUT_S, DEFAULT_STALL_S};
+use crate::runner::kernel_build::BuildConfig;
+use crate::stress::runner::{DEFAULT_RUN_TIMEOUT_S, DEFAULT_STALL_S};
 
 /// Vigil's host tasks.
 #[derive(Debug, Parser)]
@@ -84,7 +84,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
     /// Number of cores (1..=64).
-    #[arg(long, value_name = "N", default_value_t = crate::qemu::DEFAULT_SMP, value_parser = args::parse_smp)]
+    #[arg(long, value_name = "N", default_value_t = crate::runner::qemu::DEFAULT_SMP, value_parser = args::parse_smp)]
     pub smp: u32,
     /// Boot the UEFI image under OVMF instead of the BIOS image.
     #[arg(long)]
@@ -102,7 +102,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Apic::Xapic)]
     pub apic: Apic,
     /// Kill QEMU and fail after this many seconds.
-    #[arg(long, value_name = "S", default_value_t = crate::qemu::DEFAULT_TIMEOUT_S, value_parser = args::parse_timeout_s)]
+    #[arg(long, value_name = "S", default_value_t = crate::runner::qemu::DEFAULT_TIMEOUT_S, value_parser = args::parse_timeout_s)]
     pub timeout_s: u64,
     /// Wait for gdb on :1234 before running (disables the timeout).
     #[arg(long)]
@@ -179,8 +179,8 @@ pub struct StressArgs {
     /// Boot only the K-th of N disjoint slices of the campaign (same base
     /// seed, same per-boot seeds as the whole campaign); join the slices'
     /// `--json` files with `stress merge`.
-    #[arg(long, value_name = "K/N", value_parser = crate::stress_shard::parse_shard)]
-    pub shard: Option<crate::stress_shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = crate::stress::shard::parse_shard)]
+    pub shard: Option<crate::stress::shard::Shard>,
     /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
     /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
     /// x2APIC when the CPU offers it and says which in its boot line.
@@ -224,7 +224,7 @@ pub struct BenchArgs {
         value_enum,
         conflicts_with = "quick"
     )]
-    pub sections: Vec<crate::bench_plan::Section>,
+    pub sections: Vec<crate::bench::plan::Section>,
     /// Where to write every boot (default: DIR/bench.json of --plot).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -236,7 +236,7 @@ pub struct BenchArgs {
     pub quick: bool,
     /// A Laplace/floor boot past this many seconds is recorded as timed
     /// out, and its configuration is not booted again.
-    #[arg(long, value_name = "S", default_value_t = crate::bench_plan::GRID_TIMEOUT_S, value_parser = args::parse_timeout_s, conflicts_with = "quick")]
+    #[arg(long, value_name = "S", default_value_t = crate::bench::plan::GRID_TIMEOUT_S, value_parser = args::parse_timeout_s, conflicts_with = "quick")]
     pub grid_timeout_s: u64,
     /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
     /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
@@ -371,7 +371,7 @@ mod tests {
         let stress = stress_args(&["stress", "--shard", "2/3"]);
         assert_eq!(
             stress.shard,
-            Some(crate::stress_shard::Shard { index: 2, count: 3 })
+            Some(crate::stress::shard::Shard { index: 2, count: 3 })
         );
         assert!(stress.action.is_none());
         let err = crate::commands::stress::check_shard_seed(&stress).unwrap_err();

@@ -2,7 +2,7 @@
 //! hung guest's memory (through QEMU's monitor) to say which cores are
 //! halted with work in their inbox. The kernel fills it
 //! (`kernel/src/sched/debug_table.rs`, a `#[repr(C)]` struct checked
-//! against these offsets), xtask reads it (`xtask/src/debug_table.rs`).
+//! against these offsets), xtask reads it (`xtask/src/diagnosis/debug_table.rs`).
 //!
 //! | words | what |
 //! |---|---|

@@ -4,17 +4,17 @@
 
 use std::time::Instant;
 
-use crate::bench_plan::{BenchConfig, Configuration};
-use crate::bench_plots::write_plots;
-use crate::bench_report::{self, BenchJson, RunJson};
-use crate::bench_runner::{BenchRun, BootStatus, Kernels, run_bench};
-use crate::boot_progress::boot_progress_bar;
+use crate::bench::plan::{BenchConfig, Configuration};
+use crate::bench::plots::write_plots;
+use crate::bench::report::{self as bench_report, BenchJson, RunJson};
+use crate::bench::runner::{BenchRun, BootStatus, Kernels, run_bench};
 use crate::cli::BenchArgs;
 use crate::error::{Result, XtaskError};
-use crate::install::ensure_qemu;
-use crate::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
-use crate::process_cpu_time::clock_ticks_per_second;
-use crate::stress_report::write_json;
+use crate::runner::boot_progress::boot_progress_bar;
+use crate::runner::install::ensure_qemu;
+use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
+use crate::runner::process_cpu_time::clock_ticks_per_second;
+use crate::stress::report::write_json;
 
 /// The benchmark the command line asks for.
 pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
@@ -25,7 +25,7 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
     config.grid_timeout_s = args.grid_timeout_s;
     config.apic = args.apic;
     if !args.sections.is_empty() {
-        config.sections = crate::bench_plan::Section::ALL
+        config.sections = crate::bench::plan::Section::ALL
             .into_iter()
             .filter(|section| args.sections.contains(section))
             .collect();

@@ -3,7 +3,7 @@
 
 use crate::cli::BuildCommandArgs;
 use crate::error::Result;
-use crate::kernel_build::{build_kernel, build_kernel_with_params};
+use crate::runner::kernel_build::{build_kernel, build_kernel_with_params};
 
 /// Builds and prints where everything is.
 pub fn run(args: &BuildCommandArgs) -> Result<()> {

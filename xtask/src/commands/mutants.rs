@@ -7,10 +7,10 @@ use std::process::Command;
 
 use crate::cli::MutantsArgs;
 use crate::error::{Result, XtaskError};
-use crate::process::{Echo, KilledOnDrop};
-use crate::test_output::Counts;
-use crate::verdict::QemuExit;
-use crate::workspace::{display_command, workspace_root};
+use crate::guest::test_output::Counts;
+use crate::guest::verdict::QemuExit;
+use crate::runner::process::{Echo, KilledOnDrop};
+use crate::runner::workspace::{display_command, workspace_root};
 
 /// The script, relative to the workspace root.
 pub const MUTANTS_SCRIPT: &str = "kernel/wake/mutants.py";

@@ -2,13 +2,13 @@
 //! succeed only if the kernel wrote the success code.
 
 use crate::args::{Apic, Emulator, Machine};
-use crate::bochs::{self, BochsConfig};
 use crate::cli::RunArgs;
 use crate::error::{Result, XtaskError};
-use crate::install::ensure_qemu;
-use crate::kernel_build::{build_kernel, build_kernel_with_params};
-use crate::qemu::{self, RunConfig};
-use crate::qemu_command::GDB_PORT;
+use crate::runner::bochs::{self, BochsConfig};
+use crate::runner::install::ensure_qemu;
+use crate::runner::kernel_build::{build_kernel, build_kernel_with_params};
+use crate::runner::qemu::{self, RunConfig};
+use crate::runner::qemu_command::GDB_PORT;
 
 /// Runs one boot; the verdict line (`vigil: ok (...)` or
 /// `vigil: FAILED (...)`) is the last thing printed.

@@ -5,16 +5,16 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::boot_progress::boot_progress_bar;
+use crate::campaign::run_class::RunClass;
+use crate::campaign::seeds::seed_from_time;
 use crate::cli::{MergeArgs, StressAction, StressArgs};
 use crate::error::{Result, XtaskError};
-use crate::install::ensure_qemu;
-use crate::kernel_build::build_kernel;
-use crate::run_class::RunClass;
-use crate::seeds::seed_from_time;
-use crate::stress_report::{self, StressJson};
-use crate::stress_runner::{StressConfig, StressRun, default_jobs, run_stress};
-use crate::stress_shard::{merge, read_stress_file};
+use crate::runner::boot_progress::boot_progress_bar;
+use crate::runner::install::ensure_qemu;
+use crate::runner::kernel_build::build_kernel;
+use crate::stress::report::{self as stress_report, StressJson};
+use crate::stress::runner::{StressConfig, StressRun, default_jobs, run_stress};
+use crate::stress::shard::{merge, read_stress_file};
 
 /// The campaign the command line asks for (not yet validated).
 pub fn config_from_args(args: &StressArgs) -> StressConfig {

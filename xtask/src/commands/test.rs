@@ -18,13 +18,13 @@ use crate::args::{Apic, Feature};
 use crate::cli::TestArgs;
 use crate::commands::mutants;
 use crate::error::{Result, XtaskError};
-use crate::install::ensure_qemu;
-use crate::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
-use crate::process::{Echo, KilledOnDrop};
-use crate::qemu::{self, RunConfig};
-use crate::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
-use crate::verdict::{QemuExit, Verdict};
-use crate::workspace::{
+use crate::guest::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
+use crate::guest::verdict::{QemuExit, Verdict};
+use crate::runner::install::ensure_qemu;
+use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
+use crate::runner::process::{Echo, KilledOnDrop};
+use crate::runner::qemu::{self, RunConfig};
+use crate::runner::workspace::{
     KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir, loom_target_dir,
 };
 
@@ -199,7 +199,7 @@ fn clippy_kernel_command() -> Command {
 }
 
 /// Runs a step's command to its end, its output streaming live.
-fn run_streamed(name: &str, command: Command) -> std::io::Result<crate::process::Finished> {
+fn run_streamed(name: &str, command: Command) -> std::io::Result<crate::runner::process::Finished> {
     step_banner(&format!("{name}: {}", display_command(&command)));
     let child = KilledOnDrop::spawn(command, Echo::Stdout, Echo::Stderr)?;
     child.wait_for_exit(None)?;
@@ -471,7 +471,7 @@ fn step_banner(title: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_output::{CaseResult, KernelTestCase};
+    use crate::guest::test_output::{CaseResult, KernelTestCase};
 
     fn report(cases: &[(&str, bool)], summary: Option<(u64, u64)>) -> KernelSuiteReport {
         KernelSuiteReport {

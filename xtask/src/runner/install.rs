@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Result, XtaskError};
-use crate::workspace::display_command;
+use crate::runner::workspace::display_command;
 
 /// The QEMU binary we boot with.
 pub const QEMU_BINARY: &str = "qemu-system-x86_64";

@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::bench_plan::{BenchConfig, Section, Variant};
-use crate::bench_runner::{BenchRun, BootStatus};
-use crate::percentiles::Spread;
-use crate::pool_line::PoolLine;
+use crate::bench::plan::{BenchConfig, Section, Variant};
+use crate::bench::runner::{BenchRun, BootStatus};
+use crate::campaign::percentiles::Spread;
+use crate::guest::pool_line::PoolLine;
 
 /// Wake-latency kinds reported, in order.
 pub const LATENCY_KINDS: [&str; 4] = ["local", "running", "halting", "halted"];
@@ -89,7 +89,7 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 .filter(|run| run.status == BootStatus::Ok)
                 .collect();
             let count = |status| mine.iter().filter(|run| run.status == status).count();
-            let per_core = |pick: fn(&crate::vigil_stats::StatsTotals) -> u64| {
+            let per_core = |pick: fn(&crate::guest::vigil_stats::StatsTotals) -> u64| {
                 Spread::of(ok.iter().filter_map(|run| {
                     let totals = run.totals?;
                     Some(totals.per_core(pick(&totals)))
@@ -140,7 +140,7 @@ fn latency(runs: &[&BenchRun]) -> BTreeMap<String, LatencySpread> {
             .filter_map(|run| run.stats.as_ref()?.wake_latency_us.get(kind).copied())
             .filter(|latency| latency.samples > 0)
             .collect();
-        let spread = |pick: fn(&crate::vigil_stats::LatencySummary) -> u64| {
+        let spread = |pick: fn(&crate::guest::vigil_stats::LatencySummary) -> u64| {
             Spread::of(measured.iter().map(|latency| pick(latency) as f64))
         };
         if let (Some(samples), Some(p50_us), Some(p99_us)) =
@@ -637,9 +637,9 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_plan::Configuration;
-    use crate::run_output::{GridResult, GridWorkload};
-    use crate::vigil_stats::StatsTotals;
+    use crate::bench::plan::Configuration;
+    use crate::guest::run_output::{GridResult, GridWorkload};
+    use crate::guest::vigil_stats::StatsTotals;
 
     fn run(
         config: &BenchConfig,

@@ -10,21 +10,21 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::args::{self, Apic, Machine};
+use crate::diagnosis::ipi_oracle::IpiOracleCheck;
+use crate::diagnosis::stuck_cores::{self, GuestExamination};
 use crate::error::{Result, XtaskError};
-use crate::install;
-use crate::ipi_oracle::IpiOracleCheck;
-use crate::kernel_build::KernelArtifacts;
-use crate::laplace_check::{self, ChecksumCheck};
-use crate::monitor::Monitor;
-use crate::process::{Echo, KilledOnDrop, LineObserver};
-use crate::process_cpu_time;
-use crate::qemu_command::{QemuArgs, qemu_args};
-use crate::run_output::{DebugTableLocation, parse_debug_table_line};
-use crate::stuck_cores::{self, GuestExamination};
-use crate::test_output::strip_core_prefix;
-use crate::verdict::{self, QemuExit, Verdict};
-use crate::vigil_stats::VigilStats;
-use crate::workspace::display_command;
+use crate::guest::laplace_check::{self, ChecksumCheck};
+use crate::guest::run_output::{DebugTableLocation, parse_debug_table_line};
+use crate::guest::test_output::strip_core_prefix;
+use crate::guest::verdict::{self, QemuExit, Verdict};
+use crate::guest::vigil_stats::VigilStats;
+use crate::runner::install;
+use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::monitor::Monitor;
+use crate::runner::process::{Echo, KilledOnDrop, LineObserver};
+use crate::runner::process_cpu_time;
+use crate::runner::qemu_command::{QemuArgs, qemu_args};
+use crate::runner::workspace::display_command;
 
 /// Default number of vCPUs.
 pub const DEFAULT_SMP: u32 = 4;
@@ -296,9 +296,12 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         monitor_socket: &monitor_socket,
         params: &config.params,
         gdb: config.gdb,
-        ipi_trace: config
-            .ipi_oracle
-            .then(|| (trace_file.as_path(), crate::ipi_oracle::trace_event())),
+        ipi_trace: config.ipi_oracle.then(|| {
+            (
+                trace_file.as_path(),
+                crate::diagnosis::ipi_oracle::trace_event(),
+            )
+        }),
     }));
     let command_line = display_command(&command);
     if config.echo {

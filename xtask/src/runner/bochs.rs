@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use vigil_proto::exit_code::{ExitCode, ExitLine};
 
 use crate::error::{Result, XtaskError};
-use crate::install::find_in_path;
-use crate::laplace_check::{self, ChecksumCheck};
-use crate::test_output::strip_core_prefix;
+use crate::guest::laplace_check::{self, ChecksumCheck};
+use crate::guest::test_output::strip_core_prefix;
+use crate::runner::install::find_in_path;
 
 /// Debian packages a Bochs boot needs, with the binary each provides.
 pub const BOCHS_PACKAGES: [(&str, &str); 2] = [("bochs", "bochs"), ("xvfb", "xvfb-run")];

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::test_output::strip_core_prefix;
+use crate::guest::test_output::strip_core_prefix;
 
 /// Prefix of the pool line, after the core prefix.
 pub const POOL_PREFIX: &str = "pool: ";

@@ -7,8 +7,10 @@ use std::time::Instant;
 
 use crate::args::Feature;
 use crate::error::{Result, XtaskError};
-use crate::strip_debug::strip_debug;
-use crate::workspace::{KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir};
+use crate::runner::strip_debug::strip_debug;
+use crate::runner::workspace::{
+    KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir,
+};
 
 /// How to build the kernel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

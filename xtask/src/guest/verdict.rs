@@ -47,10 +47,10 @@ pub enum Verdict {
     Stuck,
     /// The guest exited with success but its Laplace/floor result differs
     /// from the host's computation (set after the run by
-    /// [`crate::qemu::run`]; never derived from the exit alone).
+    /// [`crate::runner::qemu::run`]; never derived from the exit alone).
     ChecksumMismatch,
     /// The guest exited with success but its count of wake IPIs differs
-    /// from QEMU's (set after the run by [`crate::qemu::run`] when the IPI
+    /// from QEMU's (set after the run by [`crate::runner::qemu::run`] when the IPI
     /// oracle is on).
     IpiCountMismatch,
     /// Killed by a signal we did not send.

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use vigil_proto::State;
 
-use crate::monitor::Monitor;
-use crate::run_output::parse_hex;
+use crate::guest::run_output::parse_hex;
+use crate::runner::monitor::Monitor;
 
 use vigil_proto::debug_table::{
     APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, STATE_ADDRESSES_AT, STEALABLE_QUEUED_AT,

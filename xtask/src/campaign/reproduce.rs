@@ -3,7 +3,7 @@
 //! (including the seed).
 
 use crate::args::Apic;
-use crate::kernel_build::BuildConfig;
+use crate::runner::kernel_build::BuildConfig;
 
 /// `cargo xtask run --smp N [--apic x2apic] [--release] [--features F]
 /// [--timeout-s S] key=value ...`.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, XtaskError};
-use crate::stress_runner::{StressConfig, StressRun};
+use crate::stress::runner::{StressConfig, StressRun};
 
 /// One slice of a campaign: `index` of `count`, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,8 +168,8 @@ pub fn merge(files: Vec<(PathBuf, StressFile)>) -> Result<Merged> {
 mod tests {
     use super::*;
     use crate::args::WakePolicy;
-    use crate::run_class::RunClass;
-    use crate::stress_runner::PlannedRun;
+    use crate::campaign::run_class::RunClass;
+    use crate::stress::runner::PlannedRun;
 
     #[test]
     fn shards_parse_and_bad_ones_say_why() {

@@ -5,10 +5,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::laplace_check;
-use crate::qemu::RunOutcome;
-use crate::run_output::{self, LostWakeups};
-use crate::verdict::Verdict;
+use crate::guest::laplace_check;
+use crate::guest::run_output::{self, LostWakeups};
+use crate::guest::verdict::Verdict;
+use crate::runner::qemu::RunOutcome;
 
 /// Outcome class of one boot, most specific first: a stuck guest is
 /// `Stuck` even if the watchdog reported lost wakeups before it hung.
@@ -115,8 +115,8 @@ pub fn explain(outcome: &RunOutcome, lost: &LostWakeups, class: RunClass) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::laplace_check::check_serial;
-    use crate::verdict::QemuExit;
+    use crate::guest::laplace_check::check_serial;
+    use crate::guest::verdict::QemuExit;
     use std::time::Duration;
 
     const RESULT: &str = "[c0] laplace: size=64 iterations=300 workers=4 elapsed_us=1 residual=759484750 checksum=0x22b50accc8dd2c19\n";

@@ -13,10 +13,10 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
-use crate::bench_plan::{BenchConfig, Section, Variant};
-use crate::bench_report::ConfigSummary;
+use crate::bench::plan::{BenchConfig, Section, Variant};
+use crate::bench::report::ConfigSummary;
+use crate::campaign::percentiles::Spread;
 use crate::error::{Result, XtaskError};
-use crate::percentiles::Spread;
 
 /// How the y axis is scaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -436,9 +436,9 @@ impl Chart<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_report::summarize;
-    use crate::bench_runner::{BenchRun, BootStatus};
-    use crate::run_output::{GridResult, GridWorkload};
+    use crate::bench::report::summarize;
+    use crate::bench::runner::{BenchRun, BootStatus};
+    use crate::guest::run_output::{GridResult, GridWorkload};
 
     #[test]
     fn plots_are_written_even_with_no_data() {

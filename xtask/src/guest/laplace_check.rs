@@ -1,13 +1,13 @@
 //! Checks every `laplace:`/`floor:` result the kernel printed against the
-//! host's own computation ([`crate::laplace_reference`]): a run whose
+//! host's own computation ([`crate::guest::laplace_reference`]): a run whose
 //! residual or checksum differs by one bit is failed as a checksum
 //! mismatch. Every result is recomputed, whatever its size: the host does
 //! the same arithmetic far faster than the TCG guest that printed it.
 
 use serde::{Deserialize, Serialize};
 
-use crate::laplace_reference::{self, LaplaceResult};
-use crate::run_output::{GridResult, grid_results};
+use crate::guest::laplace_reference::{self, LaplaceResult};
+use crate::guest::run_output::{GridResult, grid_results};
 
 /// Grid sides the kernel accepts (`size=`).
 pub const GRID_SIZE_RANGE: std::ops::RangeInclusive<usize> = 4..=4096;

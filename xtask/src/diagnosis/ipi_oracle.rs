@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::vigil_stats::VigilStats;
+use crate::guest::vigil_stats::VigilStats;
 
 /// QEMU 7.2's trace event of xAPIC MMIO writes.
 pub const TRACE_EVENT_MMIO: &str = "apic_mem_writel";
@@ -45,7 +45,7 @@ pub fn pick_trace_event(trace_help: &str) -> &'static str {
 pub fn trace_event() -> &'static str {
     static EVENT: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     EVENT.get_or_init(|| {
-        let help = std::process::Command::new(crate::install::QEMU_BINARY)
+        let help = std::process::Command::new(crate::runner::install::QEMU_BINARY)
             .args(["-trace", "help"])
             .output()
             .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())

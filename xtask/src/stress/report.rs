@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::campaign::percentiles::Spread;
+use crate::campaign::run_class::RunClass;
 use crate::error::{Result, XtaskError};
-use crate::percentiles::Spread;
-use crate::run_class::RunClass;
-use crate::stress_runner::{StressConfig, StressRun};
+use crate::stress::runner::{StressConfig, StressRun};
 
 /// The rows of one core count.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,7 +59,7 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
             let mine: Vec<&StressRun> = runs.iter().filter(|run| run.planned.smp == smp).collect();
             let count = |class| mine.iter().filter(|run| run.class == class).count();
             let detected = mine.iter().filter(|run| !run.class.is_pass()).count();
-            let per_core = |pick: fn(&crate::vigil_stats::StatsTotals) -> u64| {
+            let per_core = |pick: fn(&crate::guest::vigil_stats::StatsTotals) -> u64| {
                 Spread::of(mine.iter().filter_map(|run| {
                     let totals = run.stats.as_ref()?.totals();
                     Some(totals.per_core(pick(&totals)))
@@ -239,9 +239,9 @@ pub fn write_json(path: &Path, json: &impl Serialize) -> Result<()> {
 mod tests {
     use super::*;
     use crate::args::WakePolicy;
-    use crate::laplace_check::check_serial;
-    use crate::run_output::LostWakeups;
-    use crate::stress_runner::PlannedRun;
+    use crate::guest::laplace_check::check_serial;
+    use crate::guest::run_output::LostWakeups;
+    use crate::stress::runner::PlannedRun;
 
     fn run(smp: u32, class: RunClass, serial: &str) -> StressRun {
         let checks = check_serial(serial);

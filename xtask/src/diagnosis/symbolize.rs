@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::install::find_in_path;
+use crate::runner::install::find_in_path;
 
 /// The binutils tool we shell out to.
 pub const ADDR2LINE: &str = "addr2line";

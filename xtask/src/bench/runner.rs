@@ -6,14 +6,14 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
-use crate::bench_plan::{BenchConfig, Configuration, Section, Variant};
+use crate::bench::plan::{BenchConfig, Configuration, Section, Variant};
 use crate::error::Result;
-use crate::kernel_build::KernelArtifacts;
-use crate::pool_line::PoolLine;
-use crate::qemu::{self, RunConfig, RunOutcome};
-use crate::run_output::{GridResult, IDLE_END, IDLE_START};
-use crate::verdict::Verdict;
-use crate::vigil_stats::{StatsTotals, VigilStats};
+use crate::guest::pool_line::PoolLine;
+use crate::guest::run_output::{GridResult, IDLE_END, IDLE_START};
+use crate::guest::verdict::Verdict;
+use crate::guest::vigil_stats::{StatsTotals, VigilStats};
+use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::qemu::{self, RunConfig, RunOutcome};
 
 /// How a benchmark boot ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -177,8 +177,8 @@ pub fn idle_cost(outcome: &RunOutcome) -> Option<IdleCost> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qemu::LineMark;
-    use crate::verdict::QemuExit;
+    use crate::guest::verdict::QemuExit;
+    use crate::runner::qemu::LineMark;
     use std::time::Duration;
 
     fn outcome_with_marks(marks: Vec<LineMark>) -> RunOutcome {

@@ -5,7 +5,7 @@ use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
-use crate::test_output::strip_core_prefix;
+use crate::guest::test_output::strip_core_prefix;
 pub use vigil_proto::stats_line::{CoreStats, LatencySummary, STATS_PREFIX, StatsLine};
 
 /// The whole statistics object: the kernel's record ([`StatsLine`], defined

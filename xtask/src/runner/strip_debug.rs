@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::install::find_in_path;
-use crate::workspace::workspace_root;
+use crate::runner::install::find_in_path;
+use crate::runner::workspace::workspace_root;
 
 /// `llvm-objcopy` of the pinned toolchain (its `llvm-tools` component),
 /// else binutils' `objcopy`; `None` if neither exists.

@@ -7,9 +7,9 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::args::{Apic, Backoff, Feature, Pool, WakePolicy, Watchdog};
-use crate::kernel_build::BuildConfig;
-use crate::kernel_params::{GuestWorkload, KernelParams};
-use crate::reproduce::reproduce_command;
+use crate::campaign::reproduce::reproduce_command;
+use crate::guest::kernel_params::{GuestWorkload, KernelParams};
+use crate::runner::kernel_build::BuildConfig;
 
 /// A kernel configuration under comparison. Every fork-join variant names
 /// its `pool=` (and `backoff=off` where it turns the poll before a halt

@@ -7,20 +7,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::args::{self, Apic, Feature, IpiFault, Pool, WakePolicy, Watchdog};
+use crate::campaign::job_pool::run_jobs;
+use crate::campaign::reproduce::reproduce_command;
+use crate::campaign::run_class::{RunClass, classify, explain};
+use crate::campaign::seeds::run_seed;
+use crate::diagnosis::ipi_oracle::IpiOracleCheck;
+use crate::diagnosis::stuck_cores::GuestExamination;
 use crate::error::{Result, XtaskError};
-use crate::ipi_oracle::IpiOracleCheck;
-use crate::job_pool::run_jobs;
-use crate::kernel_build::{BuildConfig, KernelArtifacts};
-use crate::kernel_params::{GuestWorkload, KernelParams};
-use crate::laplace_check::ChecksumCheck;
-use crate::qemu::{self, RunConfig};
-use crate::reproduce::reproduce_command;
-use crate::run_class::{RunClass, classify, explain};
-use crate::run_output::{GridResult, LostWakeups};
-use crate::seeds::run_seed;
-use crate::stress_shard::Shard;
-use crate::stuck_cores::GuestExamination;
-use crate::vigil_stats::VigilStats;
+use crate::guest::kernel_params::{GuestWorkload, KernelParams};
+use crate::guest::laplace_check::ChecksumCheck;
+use crate::guest::run_output::{GridResult, LostWakeups};
+use crate::guest::vigil_stats::VigilStats;
+use crate::runner::kernel_build::{BuildConfig, KernelArtifacts};
+use crate::runner::qemu::{self, RunConfig};
+use crate::stress::shard::Shard;
 
 /// The first fork-join round `fault=stranded-steal` may strand (kernel
 /// `sched::steal_join::STRANDED_ROUND`).

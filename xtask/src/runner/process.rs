@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, set_parent_process_death_signal};
 
-use crate::verdict::QemuExit;
+use crate::guest::verdict::QemuExit;
 
 /// Where a child's output line is echoed as it arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::args::{Apic, Machine, kernel_cmdline};
-use crate::verdict::DEBUG_EXIT_IOBASE;
+use crate::guest::verdict::DEBUG_EXIT_IOBASE;
 
 /// fw_cfg file through which the kernel reads its boot parameters.
 pub use vigil_proto::boot_params::FW_CFG_FILE as CMDLINE_FW_CFG_NAME;

@@ -10,11 +10,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::debug_table::{CoreEntry, ProtocolState, TableRead, read_debug_table};
-use crate::guest_registers::{VcpuState, parse_info_registers};
-use crate::monitor::Monitor;
-use crate::run_output::DebugTableLocation;
-use crate::symbolize;
+use crate::diagnosis::debug_table::{CoreEntry, ProtocolState, TableRead, read_debug_table};
+use crate::diagnosis::guest_registers::{VcpuState, parse_info_registers};
+use crate::diagnosis::symbolize;
+use crate::guest::run_output::DebugTableLocation;
+use crate::runner::monitor::Monitor;
 
 /// Marker printed after a core that is halted with work in its inbox.
 pub const HALTED_WITH_WORK: &str = "<- HALTED WITH WORK";

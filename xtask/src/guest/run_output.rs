@@ -1,11 +1,11 @@
 //! Parsing what the kernel prints in run mode: the Laplace/floor result
 //! line, lost wakeups caught by the in-guest watchdog, the address of the
 //! debug table, and the idle workload's markers. (`VIGIL-STATS` lives in
-//! [`crate::vigil_stats`], test-mode lines in [`crate::test_output`].)
+//! [`crate::guest::vigil_stats`], test-mode lines in [`crate::guest::test_output`].)
 
 use serde::{Deserialize, Serialize};
 
-use crate::test_output::strip_core_prefix;
+use crate::guest::test_output::strip_core_prefix;
 
 pub use vigil_proto::serial_line::{
     GridResult, GridWorkload, IDLE_END, IDLE_START, LOST_WAKEUP_PREFIX as LOST_WAKEUP,

@@ -1,0 +1,10 @@
+//! What the guest says: its serial lines (parsed with `vigil-proto`), the verdict, the checks against the host.
+
+pub mod kernel_params;
+pub mod laplace_check;
+pub mod laplace_reference;
+pub mod pool_line;
+pub mod run_output;
+pub mod test_output;
+pub mod verdict;
+pub mod vigil_stats;
