@@ -8,13 +8,13 @@ use crate::bench::plan::{BenchConfig, Configuration};
 use crate::bench::plots::write_plots;
 use crate::bench::report::{self as bench_report, BenchJson, RunJson};
 use crate::bench::runner::{BenchRun, BootStatus, Kernels, run_bench};
+use crate::campaign::json_file::write_json;
 use crate::cli::BenchArgs;
 use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
 use crate::runner::install::ensure_qemu;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 use crate::runner::process_cpu_time::clock_ticks_per_second;
-use crate::stress::report::write_json;
 
 /// The benchmark the command line asks for.
 pub fn config_from_args(args: &BenchArgs) -> BenchConfig {

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use crate::campaign::json_file::write_json;
 use crate::campaign::run_class::RunClass;
 use crate::campaign::seeds::seed_from_time;
 use crate::cli::{MergeArgs, StressAction, StressArgs};
@@ -150,7 +151,7 @@ fn report(
         print!("{}", stress_report::detection_rates(&summaries));
     }
     if let Some(path) = json {
-        stress_report::write_json(
+        write_json(
             path,
             &StressJson {
                 config,

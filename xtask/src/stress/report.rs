@@ -3,14 +3,11 @@
 //! run.
 
 use std::fmt::Write as _;
-use std::fs;
-use std::path::Path;
 
 use serde::Serialize;
 
 use crate::campaign::percentiles::Spread;
 use crate::campaign::run_class::RunClass;
-use crate::error::{Result, XtaskError};
 use crate::stress::runner::{StressConfig, StressRun};
 
 /// The rows of one core count.
@@ -220,21 +217,6 @@ pub struct StressJson<'a> {
     pub runs: &'a [StressRun],
 }
 
-/// Writes `json` to `path` (pretty-printed).
-pub fn write_json(path: &Path, json: &impl Serialize) -> Result<()> {
-    let text = serde_json::to_string_pretty(json)
-        .map_err(|err| XtaskError::failed(format!("serializing results: {err}")))?;
-    if let Some(parent) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    {
-        fs::create_dir_all(parent)
-            .map_err(|err| XtaskError::failed(format!("creating {}: {err}", parent.display())))?;
-    }
-    fs::write(path, text + "\n")
-        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", path.display())))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,14 +291,5 @@ mod tests {
         let block = failure_block(&run(16, RunClass::Stuck, ""), 10);
         assert!(block.starts_with("FAILED smp=16 run 1/10 seed=5: stuck: why\n"));
         assert!(block.contains("  reproduce: cargo xtask run --smp 16 seed=5\n"));
-    }
-
-    #[test]
-    fn json_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/stress.json");
-        write_json(&path, &serde_json::json!({"a": 1})).unwrap();
-        let text = fs::read_to_string(&path).unwrap();
-        assert!(text.contains("\"a\": 1"));
     }
 }
