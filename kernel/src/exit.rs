@@ -7,7 +7,6 @@
 //! failure should name (the in-kernel test running, say) comes through a
 //! hook that the layer above installs ([`set_failure_context`]).
 
-use alloc::format;
 use spin::Once;
 use vigil_proto::test_line::{TestLine, TestOutcome};
 
@@ -44,10 +43,11 @@ pub fn fail(code: ExitCode) -> ! {
         .get()
         .and_then(|current_test| current_test())
     {
-        let why = format!("exited with {code:?} ({:#x})", code.code());
+        // The code's label, not a formatted string: this path may run on a
+        // panic from the allocator, so it allocates nothing.
         let line = TestLine {
             name,
-            outcome: TestOutcome::Failed(Some(&why)),
+            outcome: TestOutcome::Failed(Some(code.label())),
         };
         crate::emergency_println!("{line}");
     }

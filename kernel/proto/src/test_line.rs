@@ -137,7 +137,7 @@ mod tests {
             TestOutcome::Failed(Some(
                 "core 1: kernel/src/ktest/smp_tests.rs:120: IPI 1->0 never acknowledged",
             )),
-            TestOutcome::Failed(Some("exited with Panic (0x12)")),
+            TestOutcome::Failed(Some("panic")),
             TestOutcome::Skipped(None),
             TestOutcome::Skipped(Some("needs 2 cores")),
         ] {

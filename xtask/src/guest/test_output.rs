@@ -236,7 +236,7 @@ mod tests {
             case("smp::all_pairs_ipi", CaseResult::Failed)
         );
         assert_eq!(
-            parse_kernel_test_line("test sched::storm ... FAILED: exited with Panic (0x12)"),
+            parse_kernel_test_line("test sched::storm ... FAILED: panic"),
             case("sched::storm", CaseResult::Failed)
         );
         assert_eq!(
