@@ -22,6 +22,10 @@ pub const CONSOLE_PREFIX: TestCase = TestCase {
     name: "platform::console_prefix",
     run: console_prefix,
 };
+pub const S5_SLEEP_TYPES: TestCase = TestCase {
+    name: "platform::s5_sleep_types",
+    run: s5_sleep_types,
+};
 
 fn pic_masked() -> TestResult {
     let masks = pic::masks();
@@ -63,6 +67,60 @@ fn console_prefix() -> TestResult {
     ensure!(
         alloc::format!("{}", CorePrefix(63)) == "[c63] ",
         "two-digit prefix"
+    );
+    Ok(())
+}
+
+/// The DSDT scan for `\_S5`: the encodings firmware uses (byte constants,
+/// `ZeroOp`/`OneOp`, a rooted name, a two-byte package length), and what
+/// is not an `_S5_` package. Then the machine's own DSDT, as found at boot.
+fn s5_sleep_types() -> TestResult {
+    use crate::arch::acpi_poweroff::s5_sleep_types as s5;
+    // Name(_S5_, Package(4) { 5, 5, 0, 0 }), as SeaBIOS and Bochs write it.
+    let bytes = [
+        0x08, b'_', b'S', b'5', b'_', 0x12, 0x0a, 0x04, 0x0a, 0x05, 0x0a, 0x05, 0x00, 0x00,
+    ];
+    ensure!(
+        s5(&bytes) == Some((5, 5)),
+        "byte constants: {:?}",
+        s5(&bytes)
+    );
+    // Name(\_S5_, Package(2) { Zero, Zero }), preceded by other AML.
+    let zero = [
+        0x10, 0x99, 0x08, b'\\', b'_', b'S', b'5', b'_', 0x12, 0x04, 0x02, 0x00, 0x00,
+    ];
+    ensure!(s5(&zero) == Some((0, 0)), "ZeroOp, rooted: {:?}", s5(&zero));
+    // A two-byte PkgLength (lead byte 0b01xx_xxxx), OneOp then a byte.
+    let long = [
+        0x08, b'_', b'S', b'5', b'_', 0x12, 0x40, 0x01, 0x02, 0x01, 0x0a, 0x07,
+    ];
+    ensure!(
+        s5(&long) == Some((1, 7)),
+        "two-byte length: {:?}",
+        s5(&long)
+    );
+    // `_S5_` as a method name or in a string is not the object.
+    let method = [0x14, b'_', b'S', b'5', b'_', 0x12, 0x04, 0x02, 0x00, 0x00];
+    ensure!(s5(&method).is_none(), "not a Name: {:?}", s5(&method));
+    ensure!(s5(b"no sleep state here").is_none(), "absent");
+    ensure!(
+        s5(&bytes[..8]).is_none(),
+        "a cut-off package must not read past the table"
+    );
+    // A method named _S5_ first, the Name after it.
+    let both = [
+        0x14, b'_', b'S', b'5', b'_', 0x00, 0x08, b'_', b'S', b'5', b'_', 0x12, 0x04, 0x02, 0x0a,
+        0x05, 0x0a, 0x05,
+    ];
+    ensure!(
+        s5(&both) == Some((5, 5)),
+        "the Name after a method: {:?}",
+        s5(&both)
+    );
+    // QEMU's pc and q35 firmware (SeaBIOS, OVMF) describe S5.
+    ensure!(
+        crate::arch::acpi_poweroff::available(),
+        "the boot found no ACPI power-off in this machine's FADT/DSDT"
     );
     Ok(())
 }

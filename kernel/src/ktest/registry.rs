@@ -18,6 +18,7 @@ pub static ALL: &[TestCase] = &[
     platform_tests::FW_CFG_CARRIES_PARAMS,
     platform_tests::DOUBLE_FAULT_IST,
     platform_tests::CONSOLE_PREFIX,
+    platform_tests::S5_SLEEP_TYPES,
     smp_tests::CORES_ONLINE,
     smp_tests::ALL_PAIRS_IPI,
     smp_tests::HALT_WOKEN_AFTER_HALT,

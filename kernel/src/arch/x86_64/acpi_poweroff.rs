@@ -73,6 +73,11 @@ fn find(rsdp_phys: u64) -> Result<PowerOff, &'static str> {
     })
 }
 
+/// Whether [`prepare`] found how to power off.
+pub fn available() -> bool {
+    matches!(POWER_OFF.get(), Some(Some(_)))
+}
+
 /// Finds the power-off registers; returns why not if they are missing.
 pub fn prepare(rsdp_phys: Option<u64>) -> Result<(), &'static str> {
     let found = rsdp_phys.ok_or("no RSDP").and_then(find);
@@ -87,12 +92,17 @@ pub fn prepare(rsdp_phys: Option<u64>) -> Result<(), &'static str> {
 pub fn s5_sleep_types(aml: &[u8]) -> Option<(u16, u16)> {
     const NAME_OP: u8 = 0x08;
     const PACKAGE_OP: u8 = 0x12;
-    let at = aml.windows(4).position(|w| w == b"_S5_")?;
-    let named = (at >= 1 && aml[at - 1] == NAME_OP)
-        || (at >= 2 && aml[at - 1] == b'\\' && aml[at - 2] == NAME_OP);
-    if !named {
-        return None;
-    }
+    // The first `_S5_` that is a Name (the string may also appear in a
+    // method's name or a string constant).
+    let at = aml
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"_S5_")
+        .map(|(at, _)| at)
+        .find(|&at| {
+            (at >= 1 && aml[at - 1] == NAME_OP)
+                || (at >= 2 && aml[at - 1] == b'\\' && aml[at - 2] == NAME_OP)
+        })?;
     let mut rest = aml.get(at + 4..)?;
     if *rest.first()? != PACKAGE_OP {
         return None;
