@@ -4,6 +4,7 @@
 
 use qemu_tests::kernel;
 use xtask::WakePolicy;
+use xtask::campaign::json_file::write_json;
 use xtask::stress::report::{self as stress_report, StressJson};
 use xtask::stress::runner::{StressConfig, StressRun, run_stress};
 use xtask::stress::shard::{Shard, merge, read_stress_file};
@@ -45,7 +46,7 @@ fn three_shards_merged_are_the_whole_campaign() {
         let runs = boot(&config);
         let path = dir.path().join(format!("shard{index}.json"));
         let summary = stress_report::summarize(&config.smp, &runs);
-        stress_report::write_json(
+        write_json(
             &path,
             &StressJson {
                 config: &config,
