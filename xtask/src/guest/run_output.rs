@@ -12,15 +12,9 @@ pub use vigil_proto::serial_line::{
     STUCK_ROUND_PREFIX,
 };
 
-/// Parses a result line (after the core prefix); `None` if it is not one
-/// or a field is missing or malformed.
-pub fn parse_grid_result(message: &str) -> Option<GridResult> {
-    GridResult::parse(message)
-}
-
 /// Every result line in a serial log, in order.
 pub fn grid_results(serial: &str) -> Vec<GridResult> {
-    messages(serial).filter_map(parse_grid_result).collect()
+    messages(serial).filter_map(GridResult::parse).collect()
 }
 
 /// What the in-guest watchdog reported.
@@ -127,7 +121,7 @@ mod tests {
     fn laplace_and_floor_lines_parse() {
         let line = "laplace: size=64 iterations=1000 workers=4 elapsed_us=3782019 residual=252862090 checksum=0x8619c70354398c3d";
         assert_eq!(
-            parse_grid_result(line),
+            GridResult::parse(line),
             Some(GridResult {
                 workload: GridWorkload::Laplace,
                 size: 64,
@@ -138,7 +132,7 @@ mod tests {
                 checksum: 0x8619_c703_5439_8c3d,
             })
         );
-        let floor = parse_grid_result(&line.replacen("laplace", "floor", 1)).unwrap();
+        let floor = GridResult::parse(&line.replacen("laplace", "floor", 1)).unwrap();
         assert_eq!(floor.workload, GridWorkload::Floor);
         assert_eq!(
             grid_results(&format!("[c0] boot\n[c0] {line}\r\n")).len(),
@@ -148,16 +142,16 @@ mod tests {
 
     #[test]
     fn malformed_result_lines_are_not_results() {
-        assert_eq!(parse_grid_result("laplace: size=64 iterations=1000"), None);
+        assert_eq!(GridResult::parse("laplace: size=64 iterations=1000"), None);
         assert_eq!(
-            parse_grid_result(
+            GridResult::parse(
                 "laplace: size=64 iterations=1000 workers=4 elapsed_us=1 residual=2 checksum=8619"
             ),
             None
         );
-        assert_eq!(parse_grid_result("ping-pong: round_trips=5"), None);
+        assert_eq!(GridResult::parse("ping-pong: round_trips=5"), None);
         assert_eq!(
-            parse_grid_result("laplace progress: iteration 250/1000 after 10004 ms"),
+            GridResult::parse("laplace progress: iteration 250/1000 after 10004 ms"),
             None
         );
     }

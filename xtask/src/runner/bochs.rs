@@ -107,10 +107,10 @@ pub fn missing() -> Option<String> {
         .filter(|(_, binary)| find_in_path(binary).is_none())
         .map(|(package, _)| *package)
         .chain(
-            [BIOS_ROM, VGA_ROM]
+            [(BIOS_ROM, "bochsbios"), (VGA_ROM, "vgabios")]
                 .iter()
-                .filter(|rom| !Path::new(rom).is_file())
-                .map(|_| "bochsbios/vgabios"),
+                .filter(|(rom, _)| !Path::new(rom).is_file())
+                .map(|(_, package)| *package),
         )
         .collect();
     (!missing.is_empty()).then(|| {

@@ -13,5 +13,6 @@ pub fn bytes(address: Option<u64>, len: u64) -> Option<&'static [u8]> {
     // are marked used in the memory map, so the frame allocator never hands
     // them out); nothing writes it, so a shared slice for the kernel's
     // lifetime is sound.
-    Some(unsafe { core::slice::from_raw_parts(address as *const u8, len as usize) })
+    let bytes = unsafe { core::slice::from_raw_parts(address as *const u8, len as usize) };
+    Some(bytes)
 }

@@ -278,12 +278,12 @@ impl ThreadPool {
             stats.jobs_run += totals.jobs_run;
             stats.parks += totals.sleep.parks;
             stats.empty_park_returns += totals.sleep.empty_returns;
-            stats.wakes_taken += totals.sleep.wakes_taken;
         }
         for (core, line) in self.shared.cores.iter().zip(self.shared.lines.iter()) {
             stats.protocol += core.counters().snapshot();
             stats.wakes_sent += line.wakes_sent();
             stats.unparks += line.unparks();
+            stats.wakes_taken += line.wakes_taken();
         }
         stats.protocol += self.producer.counters.snapshot();
         stats.search_wakes = self.shared.steal.snapshot().search_wakes;

@@ -108,8 +108,6 @@ pub(crate) struct SleepCounts {
     pub(crate) parks: u64,
     /// `park` returns with no latch set and no deadline passed.
     pub(crate) empty_returns: u64,
-    /// Wakes taken: sleeps that ended on a latched wake.
-    pub(crate) wakes_taken: u64,
 }
 
 /// A worker's platform handle: its index, the pool's wake lines, and the
@@ -165,9 +163,6 @@ impl Platform for WorkerPlatform<'_> {
         loop {
             // The wake first, as the driver classifies it first.
             if line.wake.swap(false, Relaxed) {
-                let mut sleep_counts = self.sleep_counts.get();
-                sleep_counts.wakes_taken += 1;
-                self.sleep_counts.set(sleep_counts);
                 // Relaxed: a count; single writer (this worker).
                 line.taken.fetch_add(1, Relaxed);
                 return self.taken(|c| c.wake += 1);
