@@ -70,15 +70,15 @@ fn three_shards_merged_are_the_whole_campaign() {
             .map(|run| {
                 (
                     run.planned.order,
-                    run.planned.smp,
+                    run.planned.boot.smp,
                     run.planned.seed,
-                    run.planned.reproduce.clone(),
+                    run.planned.boot.reproduce.clone(),
                 )
             })
             .collect()
     };
     assert_eq!(planned(&merged.runs), planned(&whole));
-    assert!(merged.runs.iter().all(|run| run.class.is_pass()));
+    assert!(merged.runs.iter().all(|run| run.record.class.is_pass()));
     assert_eq!(
         counts(&merged.config, &merged.runs),
         counts(&whole_config, &whole)

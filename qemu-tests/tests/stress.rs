@@ -72,7 +72,11 @@ fn small_x2apic_campaign(fault: Option<IpiFault>) -> Vec<StressRun> {
     };
     let runs = run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"));
     for run in &runs {
-        assert!(run.serial.contains("x2APIC mode"), "{}", run.serial);
+        assert!(
+            run.record.serial.contains("x2APIC mode"),
+            "{}",
+            run.record.serial
+        );
     }
     runs
 }
@@ -113,30 +117,37 @@ fn fault_config(
 /// The core the fault left without its IPI, from the kernel's
 /// `fault=... fired: core F claimed core T ...` line.
 fn claimed_core(run: &StressRun) -> u32 {
-    run.serial
+    run.record
+        .serial
         .lines()
         .find_map(|line| {
             let rest = line.split(" fired: core ").nth(1)?;
             let claimed = rest.split(" claimed core ").nth(1)?;
             claimed.split_whitespace().next()?.parse().ok()
         })
-        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.serial))
+        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.record.serial))
 }
 
 fn assert_caught_in_guest(fault: IpiFault) {
     let runs = small_campaign(Some(fault), Watchdog::Ms(20), false);
     assert_eq!(runs.len(), FAULT_BOOTS as usize);
     for run in &runs {
-        assert_eq!(run.class, RunClass::LostWakeups, "{}", summary(&runs));
+        assert_eq!(
+            run.record.class,
+            RunClass::LostWakeups,
+            "{}",
+            summary(&runs)
+        );
         let victim = claimed_core(run);
         let named = format!("LOST WAKEUP on core {victim}: ");
         assert!(
-            run.lost_wakeups
+            run.record
+                .lost_wakeups
                 .reports
                 .iter()
                 .any(|report| report.starts_with(&named)),
             "no report names core {victim}:\n{}",
-            run.serial
+            run.record.serial
         );
     }
 }
@@ -145,9 +156,10 @@ fn assert_caught_by_the_host(fault: IpiFault) {
     let runs = small_campaign(Some(fault), Watchdog::Off, false);
     assert_eq!(runs.len(), FAULT_BOOTS as usize);
     for run in &runs {
-        assert_eq!(run.class, RunClass::Stuck, "{}", summary(&runs));
+        assert_eq!(run.record.class, RunClass::Stuck, "{}", summary(&runs));
         let victim = claimed_core(run);
         let report = run
+            .record
             .examination
             .as_ref()
             .expect("a stuck run is examined")
@@ -181,13 +193,14 @@ fn stranded_steal_campaign(watchdog: Watchdog, boots: u32) -> Vec<StressRun> {
 /// The round the fault stranded, from its `fault: stranded-steal: round N`
 /// line (the fault fired).
 fn stranded_round(run: &StressRun) -> u64 {
-    run.serial
+    run.record
+        .serial
         .lines()
         .find_map(|line| {
             let rest = line.split("fault: stranded-steal: round ").nth(1)?;
             rest.split(':').next()?.parse().ok()
         })
-        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.serial))
+        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.record.serial))
 }
 
 #[test]
@@ -195,12 +208,17 @@ fn stranded_stealable_work_is_reported_in_guest_in_every_boot() {
     let runs = stranded_steal_campaign(Watchdog::Ms(20), FAULT_BOOTS);
     assert_eq!(runs.len(), FAULT_BOOTS as usize);
     for run in &runs {
-        assert_eq!(run.class, RunClass::StrandedWork, "{}", summary(&runs));
+        assert_eq!(
+            run.record.class,
+            RunClass::StrandedWork,
+            "{}",
+            summary(&runs)
+        );
         stranded_round(run);
         assert!(
-            run.reason.starts_with("STRANDED STEALABLE WORK: "),
+            run.record.reason.starts_with("STRANDED STEALABLE WORK: "),
             "{}",
-            run.reason
+            run.record.reason
         );
     }
 }
@@ -214,9 +232,13 @@ fn stranded_stealable_work_without_watchdog_hangs_and_the_host_finds_it() {
     let runs = stranded_steal_campaign(Watchdog::Off, boots);
     assert_eq!(runs.len(), boots as usize);
     for run in &runs {
-        assert_eq!(run.class, RunClass::Stuck, "{}", summary(&runs));
+        assert_eq!(run.record.class, RunClass::Stuck, "{}", summary(&runs));
         stranded_round(run);
-        let examination = run.examination.as_ref().expect("a stuck run is examined");
+        let examination = run
+            .record
+            .examination
+            .as_ref()
+            .expect("a stuck run is examined");
         let report = examination.report();
         assert!(
             examination
@@ -238,8 +260,8 @@ fn qemu_counts_the_same_wake_ipis_as_the_guest_and_catches_one_miscounted() {
     let mut honest = small_campaign(None, Watchdog::Ms(20), true);
     honest.extend(small_x2apic_campaign(None));
     for run in &honest {
-        assert_eq!(run.class, RunClass::Passed, "{}", summary(&honest));
-        let check = run.ipi_oracle.expect("the oracle compared");
+        assert_eq!(run.record.class, RunClass::Passed, "{}", summary(&honest));
+        let check = run.record.ipi_oracle.expect("the oracle compared");
         assert!(check.guest_wake_ipis > 0, "{}", check.describe());
         assert!(check.matches(), "{}", check.describe());
     }
@@ -247,12 +269,12 @@ fn qemu_counts_the_same_wake_ipis_as_the_guest_and_catches_one_miscounted() {
     miscounted.extend(small_x2apic_campaign(Some(IpiFault::MiscountedIpi)));
     for run in &miscounted {
         assert_eq!(
-            run.class,
+            run.record.class,
             RunClass::IpiCountMismatch,
             "{}",
             summary(&miscounted)
         );
-        let check = run.ipi_oracle.expect("the oracle compared");
+        let check = run.record.ipi_oracle.expect("the oracle compared");
         assert_eq!(check.qemu_wake_ipis, check.guest_wake_ipis + 1);
     }
 }
@@ -282,7 +304,11 @@ fn summary(runs: &[StressRun]) -> String {
         .map(|run| {
             format!(
                 "run {} seed={}: {}: {}\n  {}\n",
-                run.planned.run, run.planned.seed, run.class, run.reason, run.planned.reproduce
+                run.planned.run,
+                run.planned.seed,
+                run.record.class,
+                run.record.reason,
+                run.planned.boot.reproduce
             )
         })
         .collect()
@@ -293,7 +319,7 @@ fn racy_flag_with_chaos_at_16_cores_loses_wakeups_the_watchdog_catches() {
     let runs = campaign(WakePolicy::RacyFlag, Watchdog::Ms(20), true);
     let caught = runs
         .iter()
-        .find(|run| run.class == RunClass::LostWakeups)
+        .find(|run| run.record.class == RunClass::LostWakeups)
         .unwrap_or_else(|| {
             panic!(
                 "no lost wakeup in {} boots:\n{}",
@@ -301,15 +327,16 @@ fn racy_flag_with_chaos_at_16_cores_loses_wakeups_the_watchdog_catches() {
                 summary(&runs)
             )
         });
-    assert!(caught.lost_wakeups.count() > 0, "{}", summary(&runs));
+    assert!(caught.record.lost_wakeups.count() > 0, "{}", summary(&runs));
     assert!(
-        caught.lost_wakeups.reports[0].starts_with("LOST WAKEUP on core "),
+        caught.record.lost_wakeups.reports[0].starts_with("LOST WAKEUP on core "),
         "{}",
-        caught.lost_wakeups.reports[0]
+        caught.record.lost_wakeups.reports[0]
     );
     assert!(
         caught
             .planned
+            .boot
             .reproduce
             .contains(&format!("seed={}", caught.planned.seed))
     );
@@ -320,9 +347,13 @@ fn racy_flag_without_watchdog_hangs_and_the_host_names_a_halted_core_with_work()
     let runs = campaign(WakePolicy::RacyFlag, Watchdog::Off, true);
     let stuck = runs
         .iter()
-        .find(|run| run.class == RunClass::Stuck)
+        .find(|run| run.record.class == RunClass::Stuck)
         .unwrap_or_else(|| panic!("no hang in {} boots:\n{}", runs.len(), summary(&runs)));
-    let examination = stuck.examination.as_ref().expect("a stuck run is examined");
+    let examination = stuck
+        .record
+        .examination
+        .as_ref()
+        .expect("a stuck run is examined");
     let report = examination.report();
     let accused: Vec<&str> = report
         .lines()
@@ -351,11 +382,19 @@ fn racy_flag_without_watchdog_hangs_and_the_host_names_a_halted_core_with_work()
 fn state_machine_survives_the_same_stress() {
     let runs = campaign(WakePolicy::StateMachine, Watchdog::Ms(20), false);
     assert_eq!(runs.len(), MAX_BOOTS as usize);
-    let failed: Vec<&StressRun> = runs.iter().filter(|run| !run.class.is_pass()).collect();
+    let failed: Vec<&StressRun> = runs
+        .iter()
+        .filter(|run| !run.record.class.is_pass())
+        .collect();
     assert!(failed.is_empty(), "failures:\n{}", summary(&runs));
     for run in &runs {
-        assert!(run.checksum_checks.iter().all(|check| check.matches()));
-        assert_eq!(run.lost_wakeups.count(), 0);
+        assert!(
+            run.record
+                .checksum_checks
+                .iter()
+                .all(|check| check.matches())
+        );
+        assert_eq!(run.record.lost_wakeups.count(), 0);
     }
 }
 
@@ -379,7 +418,7 @@ fn state_machine_with_the_stealing_pool_survives_chaos() {
     };
     let runs = run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"));
     assert!(
-        runs.iter().all(|run| run.class == RunClass::Passed),
+        runs.iter().all(|run| run.record.class == RunClass::Passed),
         "{}",
         summary(&runs)
     );

@@ -7,45 +7,38 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::args::{Apic, Backoff, Feature, Pool, WakePolicy, Watchdog};
-use crate::campaign::reproduce::reproduce_command;
+use crate::campaign::boot_spec::BootSpec;
+use crate::campaign::plan::round_robin;
 use crate::guest::kernel_params::{GuestWorkload, KernelParams};
+use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::runner::kernel_build::BuildConfig;
 
 /// A kernel configuration under comparison. Every fork-join variant names
 /// its `pool=` (and `backoff=off` where it turns the poll before a halt
 /// off) so a change of the kernel's defaults cannot change what a row
-/// measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+/// measures. Serialised by [`Variant::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Variant {
     /// Release build, `policy=state-machine pool=steal`: the kernel's
     /// defaults from 2 cores, spelled out; the reference of the ratios.
-    #[serde(rename = "sm-steal")]
     StateMachine,
     /// Release build, `policy=state-machine pool=pinned`.
-    #[serde(rename = "sm-pinned")]
     SmPinned,
     /// Release build, `policy=state-machine pool=steal backoff=off`.
-    #[serde(rename = "sm-steal-backoff-off")]
     SmStealBackoffOff,
     /// Release build, `policy=state-machine pool=pinned backoff=off`.
-    #[serde(rename = "sm-pinned-backoff-off")]
     SmPinnedBackoffOff,
     /// Release build, `policy=always-ipi pool=pinned`.
-    #[serde(rename = "always-ipi")]
     AlwaysIpi,
     /// Release build, `policy=always-ipi pool=steal`.
-    #[serde(rename = "always-ipi-steal")]
     AlwaysIpiSteal,
     /// Release build with `--features idle-poll` (no `policy=`), `pool=steal`.
-    #[serde(rename = "idle-poll")]
     IdlePoll,
     /// Release build, `workload=floor`: the platform's own cost of an
     /// IPI-released fork-join round (grid sections only).
-    #[serde(rename = "floor")]
     Floor,
     /// Release build, `policy=state-machine watchdog=off pool=steal`: what
     /// the default watchdog costs (sync-heavy only).
-    #[serde(rename = "sm-watchdog-off")]
     WatchdogOff,
 }
 
@@ -73,17 +66,19 @@ impl Variant {
         Self::Floor,
     ];
 
-    /// Name in tables and JSON.
+    /// Name in tables and JSON. The three that are one setting each take
+    /// that setting's own name: the policy (on the pinned pool), the
+    /// feature, the workload.
     pub fn name(self) -> &'static str {
         match self {
             Self::StateMachine => "sm-steal",
             Self::SmPinned => "sm-pinned",
             Self::SmStealBackoffOff => "sm-steal-backoff-off",
             Self::SmPinnedBackoffOff => "sm-pinned-backoff-off",
-            Self::AlwaysIpi => "always-ipi",
+            Self::AlwaysIpi => WakePolicy::AlwaysIpi.kernel_name(),
             Self::AlwaysIpiSteal => "always-ipi-steal",
-            Self::IdlePoll => "idle-poll",
-            Self::Floor => "floor",
+            Self::IdlePoll => Feature::IdlePoll.cargo_name(),
+            Self::Floor => GuestWorkload::Floor.name(),
             Self::WatchdogOff => "sm-watchdog-off",
         }
     }
@@ -153,6 +148,12 @@ impl Variant {
             parts.push(format!("backoff={backoff}"));
         }
         parts.join(" ")
+    }
+}
+
+impl Serialize for Variant {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -404,29 +405,23 @@ impl BenchConfig {
             Section::Idle => u64::from(self.idle_ms).div_ceil(1000) + 60,
             _ => self.grid_timeout_s,
         };
+        let mut boot = BootSpec::new(&variant.build(), smp, self.apic, params, timeout_s, true);
+        if section == Section::Idle {
+            boot.expect_result = false;
+            boot.marks = vec![IDLE_START.to_string(), IDLE_END.to_string()];
+        }
         Configuration {
             section,
             variant,
-            smp,
-            apic: self.apic,
-            reproduce: reproduce_command(
-                &variant.build(),
-                smp,
-                self.apic,
-                Some(timeout_s),
-                &params,
-            ),
-            params,
-            timeout_s,
+            boot,
         }
     }
 
     /// The boots in order: round 1 of every configuration, then round 2,
     /// ... `(round, configuration index)`, rounds 1-based.
     pub fn schedule(&self) -> Vec<(u32, usize)> {
-        let count = self.configurations().len();
-        (1..=self.runs)
-            .flat_map(|round| (0..count).map(move |index| (round, index)))
+        round_robin(self.runs, self.configurations().len())
+            .map(|slot| (slot.round, slot.item))
             .collect()
     }
 }
@@ -438,16 +433,10 @@ pub struct Configuration {
     pub section: Section,
     /// Kernel configuration.
     pub variant: Variant,
-    /// Cores.
-    pub smp: u32,
-    /// The CPU's local APIC interface.
-    pub apic: Apic,
-    /// Boot parameters.
-    pub params: Vec<String>,
-    /// Per-boot limit.
-    pub timeout_s: u64,
-    /// The command that replays one boot.
-    pub reproduce: String,
+    /// What one of its boots is (cores, parameters, limit, the replay
+    /// command).
+    #[serde(flatten)]
+    pub boot: BootSpec,
 }
 
 #[cfg(test)]
@@ -487,7 +476,7 @@ mod tests {
                 .find(|c| c.section == section && c.variant == variant)
                 .unwrap()
         };
-        let sync = |variant| find(Section::SyncHeavy, variant).params.join(" ");
+        let sync = |variant| find(Section::SyncHeavy, variant).boot.params.join(" ");
         let sync_base = "seed=1 size=64 iterations=1000";
         for (variant, expected) in [
             (
@@ -528,11 +517,11 @@ mod tests {
         }
         let poll = find(Section::ComputeHeavy, Variant::IdlePoll);
         assert_eq!(
-            poll.params.join(" "),
+            poll.boot.params.join(" "),
             "workload=laplace seed=1 size=512 iterations=200 pool=steal"
         );
         assert_eq!(
-            poll.reproduce,
+            poll.boot.reproduce,
             "cargo xtask run --smp 4 --release --features idle-poll --timeout-s 20 workload=laplace seed=1 size=512 iterations=200 pool=steal"
         );
         assert_eq!(
@@ -541,10 +530,10 @@ mod tests {
         );
         let idle = find(Section::Idle, Variant::StateMachine);
         assert_eq!(
-            idle.params.join(" "),
+            idle.boot.params.join(" "),
             "workload=idle policy=state-machine seed=1 idle_ms=3000 pool=steal"
         );
-        assert_eq!(idle.timeout_s, 63);
+        assert_eq!(idle.boot.timeout_s, 63);
         assert_eq!(
             Variant::SmPinnedBackoffOff.describe(),
             "policy=state-machine pool=pinned backoff=off"

@@ -74,7 +74,7 @@ pub fn write_plots(
             y_label: "IPIs per core (median)",
             y_scale: YScale::Linear,
             section: Section::SyncHeavy,
-            value: |s| s.ipis_per_core,
+            value: |s| s.per_core.ipis_per_core,
         },
         PlotSpec {
             file: "idle_host_cpu.svg",
@@ -437,8 +437,7 @@ impl Chart<'_> {
 mod tests {
     use super::*;
     use crate::bench::report::summarize;
-    use crate::bench::runner::{BenchRun, BootStatus};
-    use crate::guest::run_output::{GridResult, GridWorkload};
+    use crate::bench::runner::{BenchRun, grid_boot};
 
     #[test]
     fn plots_are_written_even_with_no_data() {
@@ -531,33 +530,9 @@ mod tests {
         let configuration = config
             .configurations()
             .into_iter()
-            .find(|c| c.section == Section::SyncHeavy && c.variant == variant && c.smp == smp)
+            .find(|c| c.section == Section::SyncHeavy && c.variant == variant && c.boot.smp == smp)
             .unwrap();
-        BenchRun {
-            configuration,
-            round: 1,
-            status: if ms.is_some() {
-                BootStatus::Ok
-            } else {
-                BootStatus::TimedOut
-            },
-            verdict: String::new(),
-            wall_s: 1.0,
-            result: ms.map(|ms| GridResult {
-                workload: GridWorkload::Laplace,
-                size: 64,
-                iterations: 1000,
-                workers: u64::from(smp),
-                elapsed_us: ms * 1000,
-                residual: 0,
-                checksum: 0,
-            }),
-            checksums_match: ms.map(|_| true),
-            stats: None,
-            totals: None,
-            idle: None,
-            serial: String::new(),
-        }
+        grid_boot(configuration, ms)
     }
 
     #[test]

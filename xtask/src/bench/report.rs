@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::bench::plan::{BenchConfig, Section, Variant};
 use crate::bench::runner::{BenchRun, BootStatus};
+use crate::campaign::per_core::PerCoreSpreads;
 use crate::campaign::percentiles::Spread;
 use crate::guest::pool_line::PoolLine;
 
@@ -46,18 +47,15 @@ pub struct ConfigSummary {
     pub timeout_s: u64,
     /// Guest time of the grid workload, ms.
     pub time_ms: Option<Spread>,
-    /// Wake IPIs sent per core.
-    pub ipis_per_core: Option<Spread>,
+    /// Per-core statistics.
+    #[serde(flatten)]
+    pub per_core: PerCoreSpreads,
     /// Wake IPIs sent (all cores) per iteration of the grid.
     pub ipis_per_iteration: Option<Spread>,
     /// Each boot's `cores_per_round_median` of its `pool:` line: distinct
     /// cores that ran a fork-join round's work (boots without the line
     /// count for nothing).
     pub cores_per_round: Option<Spread>,
-    /// Wakeups from a halt per core.
-    pub wakeups_per_core: Option<Spread>,
-    /// Wakeups with nothing to do per core.
-    pub spurious_per_core: Option<Spread>,
     /// Wake IPIs that ended no halt with work waiting, over wake IPIs sent,
     /// both counted at the destination (the sleeper's side).
     pub needless_ipi_share: Option<Spread>,
@@ -89,22 +87,17 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 .filter(|run| run.status == BootStatus::Ok)
                 .collect();
             let count = |status| mine.iter().filter(|run| run.status == status).count();
-            let per_core = |pick: fn(&crate::guest::vigil_stats::StatsTotals) -> u64| {
-                Spread::of(ok.iter().filter_map(|run| {
-                    let totals = run.totals?;
-                    Some(totals.per_core(pick(&totals)))
-                }))
-            };
+            let totals: Vec<_> = ok.iter().filter_map(|run| run.totals).collect();
             ConfigSummary {
                 section: configuration.section,
                 variant: configuration.variant,
-                smp: configuration.smp,
+                smp: configuration.boot.smp,
                 ok: ok.len(),
                 timed_out: count(BootStatus::TimedOut),
                 failed: count(BootStatus::Failed),
-                timeout_s: configuration.timeout_s,
+                timeout_s: configuration.boot.timeout_s,
                 time_ms: Spread::of(ok.iter().filter_map(|run| run.guest_ms())),
-                ipis_per_core: per_core(|totals| totals.ipis_sent),
+                per_core: PerCoreSpreads::of(&totals),
                 ipis_per_iteration: Spread::of(
                     ok.iter().filter_map(|run| run.ipis_per_iteration()),
                 ),
@@ -112,8 +105,6 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                     ok.iter()
                         .filter_map(|run| Some(run.pool()?.cores_per_round_median as f64)),
                 ),
-                wakeups_per_core: per_core(|totals| totals.wakeups),
-                spurious_per_core: per_core(|totals| totals.spurious_wakeups),
                 needless_ipi_share: Spread::of(
                     ok.iter().filter_map(|run| run.totals?.needless_ipi_share()),
                 ),
@@ -137,7 +128,14 @@ fn latency(runs: &[&BenchRun]) -> BTreeMap<String, LatencySpread> {
     for kind in LATENCY_KINDS {
         let measured: Vec<_> = runs
             .iter()
-            .filter_map(|run| run.stats.as_ref()?.wake_latency_us.get(kind).copied())
+            .filter_map(|run| {
+                run.record
+                    .stats
+                    .as_ref()?
+                    .wake_latency_us
+                    .get(kind)
+                    .copied()
+            })
             .filter(|latency| latency.samples > 0)
             .collect();
         let spread = |pick: fn(&crate::guest::vigil_stats::LatencySummary) -> u64| {
@@ -354,14 +352,14 @@ fn render_grid_table(
         let floor = summary.variant == Variant::Floor;
         let per_core = if floor {
             "n/a".to_string()
-        } else if summary.ipis_per_core.is_none() {
+        } else if summary.per_core.ipis_per_core.is_none() {
             "-".to_string()
         } else {
             format!(
                 "{}/{}/{}",
-                median(summary.ipis_per_core, 0),
-                median(summary.wakeups_per_core, 0),
-                median(summary.spurious_per_core, 0),
+                median(summary.per_core.ipis_per_core, 0),
+                median(summary.per_core.wakeups_per_core, 0),
+                median(summary.per_core.spurious_per_core, 0),
             )
         };
         let mut row = vec![
@@ -638,7 +636,7 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
 mod tests {
     use super::*;
     use crate::bench::plan::Configuration;
-    use crate::guest::run_output::{GridResult, GridWorkload};
+    use crate::bench::runner::grid_boot;
     use crate::guest::vigil_stats::StatsTotals;
 
     fn run(
@@ -651,29 +649,9 @@ mod tests {
         let configuration: Configuration = config
             .configurations()
             .into_iter()
-            .find(|c| c.section == section && c.variant == variant && c.smp == smp)
+            .find(|c| c.section == section && c.variant == variant && c.boot.smp == smp)
             .unwrap();
-        BenchRun {
-            configuration,
-            round: 1,
-            status: BootStatus::Ok,
-            verdict: String::new(),
-            wall_s: 1.0,
-            result: Some(GridResult {
-                workload: GridWorkload::Laplace,
-                size: 64,
-                iterations: 1000,
-                workers: u64::from(smp),
-                elapsed_us: ms * 1000,
-                residual: 0,
-                checksum: 0,
-            }),
-            checksums_match: Some(true),
-            stats: None,
-            totals: None,
-            idle: None,
-            serial: String::new(),
-        }
+        grid_boot(configuration, Some(ms))
     }
 
     #[test]
@@ -730,7 +708,7 @@ mod tests {
         let config = BenchConfig::standard(vec![2], 3);
         let with = |variant, cores: u64, ipis: u64| {
             let mut boot = run(&config, Section::SyncHeavy, variant, 2, 100);
-            boot.serial = format!(
+            boot.record.serial = format!(
                 "[c0] laplace: size=64 iterations=1000 workers=2 elapsed_us=100000 residual=0 checksum=0x0\n\
                  [c0] pool: kind=steal rounds=1000 cores_per_round_median={cores} min=1 max=2 search_wakes=3\n"
             );
@@ -742,7 +720,7 @@ mod tests {
             boot
         };
         let mut no_line = with(Variant::StateMachine, 0, 3000);
-        no_line.serial = String::new();
+        no_line.record.serial = String::new();
         let runs = vec![
             with(Variant::StateMachine, 1, 500),
             with(Variant::StateMachine, 2, 1500),
@@ -812,7 +790,7 @@ mod tests {
         let config = BenchConfig::standard(vec![4], 1);
         let mut slow = run(&config, Section::SyncHeavy, Variant::IdlePoll, 4, 0);
         slow.status = BootStatus::TimedOut;
-        slow.result = None;
+        slow.record.result = None;
         let summaries = summarize(&config, &[slow], 2);
         let summary = find(&summaries, Section::SyncHeavy, Variant::IdlePoll, 4).unwrap();
         assert_eq!(summary.timed_out, 1);

@@ -7,24 +7,28 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 
 use crate::bench::plan::{BenchConfig, Configuration, Section, Variant};
+use crate::campaign::boot_record::BootRecord;
+use crate::campaign::run_class::RunClass;
 use crate::error::Result;
+use crate::guest::laplace_check::ChecksumCheck;
 use crate::guest::pool_line::PoolLine;
-use crate::guest::run_output::{GridResult, IDLE_END, IDLE_START};
-use crate::guest::verdict::Verdict;
+use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::guest::vigil_stats::{StatsTotals, VigilStats};
 use crate::runner::kernel_build::KernelArtifacts;
-use crate::runner::qemu::{self, RunConfig, RunOutcome};
 
-/// How a benchmark boot ended.
+/// What a benchmark boot gives the measurements: its class
+/// ([`RunClass`]) seen from the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BootStatus {
-    /// Success, result checked (grids) or both idle marks seen (idle).
+    /// Passed (result checked, or both idle lines seen and timed): a
+    /// measurement.
     Ok,
     /// Killed at the configuration's limit: slower than the benchmark
     /// waits for.
     TimedOut,
-    /// Anything else (a bug: wrong checksum, panic, missing output).
+    /// Any other class (a bug: wrong checksum, lost wakeup, panic,
+    /// missing output).
     Failed,
 }
 
@@ -47,43 +51,62 @@ pub struct BenchRun {
     pub configuration: Configuration,
     /// 1-based round.
     pub round: u32,
-    /// How it ended.
+    /// How it ended, for the measurements.
     pub status: BootStatus,
-    /// The runner's verdict line.
-    pub verdict: String,
-    /// Wall time of the whole boot, s.
-    pub wall_s: f64,
-    /// The `laplace:`/`floor:` line.
-    pub result: Option<GridResult>,
     /// Whether every result matched the host's computation.
     pub checksums_match: Option<bool>,
-    /// The `VIGIL-STATS` line.
-    pub stats: Option<VigilStats>,
-    /// Sums over cores of `stats`.
+    /// Sums over cores of the record's statistics.
     pub totals: Option<StatsTotals>,
     /// Idle workload: what it cost the host.
     pub idle: Option<IdleCost>,
-    /// Everything the kernel printed.
-    pub serial: String,
+    /// The classified boot (the one record stress keeps too).
+    #[serde(flatten)]
+    pub record: BootRecord,
 }
 
 impl BenchRun {
+    /// The measurements of `record`, a boot of `configuration` in `round`.
+    pub fn of(configuration: &Configuration, round: u32, record: BootRecord) -> Self {
+        let idle = idle_cost(&record);
+        let status = match record.class {
+            // An idle boot that passed but could not be measured (no CPU
+            // time for QEMU) is no measurement.
+            RunClass::Passed if configuration.section != Section::Idle || idle.is_some() => {
+                BootStatus::Ok
+            }
+            RunClass::TimedOut => BootStatus::TimedOut,
+            _ => BootStatus::Failed,
+        };
+        Self {
+            configuration: configuration.clone(),
+            round,
+            status,
+            checksums_match: (!record.checksum_checks.is_empty())
+                .then(|| record.checksum_checks.iter().all(ChecksumCheck::matches)),
+            totals: record.stats.as_ref().map(VigilStats::totals),
+            idle,
+            record,
+        }
+    }
+
     /// Guest time of the grid workload, ms.
     pub fn guest_ms(&self) -> Option<f64> {
-        self.result.map(|result| result.elapsed_us as f64 / 1000.0)
+        self.record
+            .result
+            .map(|result| result.elapsed_us as f64 / 1000.0)
     }
 
     /// The kernel's `pool:` line (a Laplace boot prints it), from the
     /// serial log.
     pub fn pool(&self) -> Option<PoolLine> {
-        PoolLine::find_in(&self.serial)
+        PoolLine::find_in(&self.record.serial)
     }
 
     /// Wake IPIs sent (`VIGIL-STATS` `ipis_sent`, summed over cores) per
     /// iteration of the grid workload.
     pub fn ipis_per_iteration(&self) -> Option<f64> {
         let totals = self.totals?;
-        let iterations = self.result?.iterations;
+        let iterations = self.record.result?.iterations;
         (iterations > 0).then(|| totals.ipis_sent as f64 / iterations as f64)
     }
 }
@@ -110,7 +133,13 @@ pub fn run_bench(
         let kernel = kernels
             .get(&configuration.variant)
             .expect("a kernel is built for every variant");
-        let run = boot(configuration, round, kernel)?;
+        // Not being able to run QEMU ends the benchmark: every later boot
+        // would fail the same way.
+        let run = BenchRun::of(
+            configuration,
+            round,
+            BootRecord::boot(&configuration.boot, kernel)?,
+        );
         if run.status == BootStatus::TimedOut {
             timed_out.insert(index);
         }
@@ -120,51 +149,10 @@ pub fn run_bench(
     Ok(runs)
 }
 
-fn boot(configuration: &Configuration, round: u32, kernel: &KernelArtifacts) -> Result<BenchRun> {
-    let idle = configuration.section == Section::Idle;
-    let run_config = RunConfig {
-        smp: configuration.smp,
-        apic: configuration.apic,
-        timeout_s: Some(configuration.timeout_s),
-        params: configuration.params.clone(),
-        marks: if idle {
-            vec![IDLE_START.to_string(), IDLE_END.to_string()]
-        } else {
-            Vec::new()
-        },
-        ..RunConfig::default()
-    };
-    let outcome = qemu::run(&run_config, kernel)?;
-    let stats = VigilStats::find_in(&outcome.serial).and_then(|stats| stats.ok());
-    let idle_cost = idle_cost(&outcome);
-    let result = outcome.checksum_checks.first().map(|check| check.guest);
-    let checksums_match = (!outcome.checksum_checks.is_empty())
-        .then(|| outcome.checksum_checks.iter().all(|check| check.matches()));
-    let status = match outcome.verdict {
-        Verdict::Timeout => BootStatus::TimedOut,
-        Verdict::Success if idle && idle_cost.is_some() => BootStatus::Ok,
-        Verdict::Success if !idle && checksums_match == Some(true) => BootStatus::Ok,
-        _ => BootStatus::Failed,
-    };
-    Ok(BenchRun {
-        configuration: configuration.clone(),
-        round,
-        status,
-        verdict: outcome.verdict_line(),
-        wall_s: outcome.elapsed.as_secs_f64(),
-        result,
-        checksums_match,
-        totals: stats.as_ref().map(VigilStats::totals),
-        stats,
-        idle: idle_cost,
-        serial: outcome.serial,
-    })
-}
-
 /// QEMU CPU time over wall time between the idle workload's two lines.
-pub fn idle_cost(outcome: &RunOutcome) -> Option<IdleCost> {
-    let start = outcome.mark(IDLE_START)?;
-    let end = outcome.mark(IDLE_END)?;
+pub fn idle_cost(record: &BootRecord) -> Option<IdleCost> {
+    let start = record.mark(IDLE_START)?;
+    let end = record.mark(IDLE_END)?;
     let wall_s = end.at_s - start.at_s;
     let qemu_cpu_s = end.qemu_cpu_s? - start.qemu_cpu_s?;
     (wall_s > 0.0).then(|| IdleCost {
@@ -174,27 +162,42 @@ pub fn idle_cost(outcome: &RunOutcome) -> Option<IdleCost> {
     })
 }
 
+/// A grid boot of `configuration` that measured `elapsed_ms` of guest
+/// time, or timed out (`None`): the reports' tests build their runs with
+/// it.
+#[cfg(test)]
+pub fn grid_boot(configuration: Configuration, elapsed_ms: Option<u64>) -> BenchRun {
+    use crate::guest::run_output::{GridResult, GridWorkload};
+    let class = if elapsed_ms.is_some() {
+        RunClass::Passed
+    } else {
+        RunClass::TimedOut
+    };
+    let record = BootRecord {
+        wall_s: 1.0,
+        result: elapsed_ms.map(|ms| GridResult {
+            workload: GridWorkload::Laplace,
+            size: 64,
+            iterations: 1000,
+            workers: u64::from(configuration.boot.smp),
+            elapsed_us: ms * 1000,
+            residual: 0,
+            checksum: 0,
+        }),
+        ..BootRecord::without_output(class, String::new(), "success")
+    };
+    BenchRun::of(&configuration, 1, record)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guest::verdict::QemuExit;
     use crate::runner::qemu::LineMark;
-    use std::time::Duration;
 
-    fn outcome_with_marks(marks: Vec<LineMark>) -> RunOutcome {
-        RunOutcome {
-            verdict: Verdict::Success,
-            exit: QemuExit::Status(33),
-            exit_status: Some(33),
-            serial: String::new(),
-            qemu_stderr: String::new(),
-            elapsed: Duration::from_secs(5),
-            command_line: String::new(),
-            registers_at_timeout: None,
-            examination: None,
-            checksum_checks: Vec::new(),
-            marks,
-            ipi_oracle: None,
+    fn record_with_marks(marks: Vec<LineMark>) -> BootRecord {
+        BootRecord {
+            marked_lines: marks,
+            ..BootRecord::without_output(RunClass::Passed, String::new(), "success")
         }
     }
 
@@ -209,12 +212,11 @@ mod tests {
 
     #[test]
     fn idle_cost_is_cpu_over_wall_between_the_marks() {
-        let outcome =
-            outcome_with_marks(vec![mark(IDLE_START, 2.0, 1.5), mark(IDLE_END, 5.0, 1.56)]);
-        let cost = idle_cost(&outcome).unwrap();
+        let record = record_with_marks(vec![mark(IDLE_START, 2.0, 1.5), mark(IDLE_END, 5.0, 1.56)]);
+        let cost = idle_cost(&record).unwrap();
         assert!((cost.wall_s - 3.0).abs() < 1e-9);
         assert!((cost.qemu_cpu_s - 0.06).abs() < 1e-9);
         assert!((cost.host_cpu_per_wall - 0.02).abs() < 1e-9);
-        assert!(idle_cost(&outcome_with_marks(vec![mark(IDLE_START, 2.0, 1.5)])).is_none());
+        assert!(idle_cost(&record_with_marks(vec![mark(IDLE_START, 2.0, 1.5)])).is_none());
     }
 }

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::boot_spec::BootSpec;
 use crate::guest::laplace_check;
 use crate::guest::run_output::{self, LostWakeups};
 use crate::guest::verdict::Verdict;
@@ -28,6 +29,9 @@ pub enum RunClass {
     ChecksumMismatch,
     /// The guest's count of wake IPIs differed from QEMU's (the oracle).
     IpiCountMismatch,
+    /// Killed at the boot's limit while still printing: slower than the
+    /// campaign waits for (a guest that stops printing is [`Self::Stuck`]).
+    TimedOut,
     /// Anything else: panic, exception, triple fault, timeout, missing
     /// result, QEMU error.
     Failed,
@@ -49,14 +53,16 @@ impl fmt::Display for RunClass {
             Self::StrandedWork => "stranded stealable work",
             Self::ChecksumMismatch => "checksum mismatch",
             Self::IpiCountMismatch => "IPI count mismatch",
+            Self::TimedOut => "timed out",
             Self::Failed => "failed",
         })
     }
 }
 
-/// Classifies a run. `expect_result`: the workload prints a
-/// `laplace:`/`floor:` line, and a success without one is a failure.
-pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, expect_result: bool) -> RunClass {
+/// Classifies a boot of `spec`: a success passes only with the result
+/// line [`BootSpec::expect_result`] asks for and every line of
+/// [`BootSpec::marks`].
+pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, spec: &BootSpec) -> RunClass {
     let mismatch = laplace_check::first_mismatch(&outcome.checksum_checks).is_some();
     if outcome.verdict == Verdict::Stuck {
         RunClass::Stuck
@@ -68,17 +74,34 @@ pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, expect_result: bool) -
         RunClass::ChecksumMismatch
     } else if outcome.verdict == Verdict::IpiCountMismatch {
         RunClass::IpiCountMismatch
-    } else if outcome.verdict.is_success()
-        && (!expect_result || !outcome.checksum_checks.is_empty())
-    {
+    } else if outcome.verdict == Verdict::Timeout {
+        RunClass::TimedOut
+    } else if outcome.verdict.is_success() && missing_output(outcome, spec).is_none() {
         RunClass::Passed
     } else {
         RunClass::Failed
     }
 }
 
-/// One line on why a run is in its class.
-pub fn explain(outcome: &RunOutcome, lost: &LostWakeups, class: RunClass) -> String {
+/// What a successful boot of `spec` left out: its result line or a
+/// marked line.
+fn missing_output(outcome: &RunOutcome, spec: &BootSpec) -> Option<String> {
+    if spec.expect_result && outcome.checksum_checks.is_empty() {
+        return Some("printed no result line".to_string());
+    }
+    spec.marks
+        .iter()
+        .find(|mark| outcome.mark(mark).is_none())
+        .map(|mark| format!("printed no `{mark}` line"))
+}
+
+/// One line on why a boot of `spec` is in its class.
+pub fn explain(
+    outcome: &RunOutcome,
+    lost: &LostWakeups,
+    class: RunClass,
+    spec: &BootSpec,
+) -> String {
     match class {
         RunClass::LostWakeups => format!(
             "{} lost wakeup(s) detected by the in-guest watchdog ({})",
@@ -97,9 +120,10 @@ pub fn explain(outcome: &RunOutcome, lost: &LostWakeups, class: RunClass) -> Str
                 .strip_prefix("stuck: ")
                 .map_or(reason.clone(), str::to_string)
         }
-        RunClass::Failed if outcome.verdict.is_success() => {
-            "exited with success but printed no result line".to_string()
-        }
+        RunClass::Failed if outcome.verdict.is_success() => format!(
+            "exited with success but {}",
+            missing_output(outcome, spec).unwrap_or_default()
+        ),
         RunClass::Failed => match run_output::stuck_round_dump(&outcome.serial) {
             Some(dump) => format!(
                 "{} after the guest's {}",
@@ -117,6 +141,7 @@ mod tests {
     use super::*;
     use crate::guest::laplace_check::check_serial;
     use crate::guest::verdict::QemuExit;
+    use crate::runner::qemu::LineMark;
     use std::time::Duration;
 
     const RESULT: &str = "[c0] laplace: size=64 iterations=300 workers=4 elapsed_us=1 residual=759484750 checksum=0x22b50accc8dd2c19\n";
@@ -143,9 +168,20 @@ mod tests {
         }
     }
 
+    fn spec() -> BootSpec {
+        BootSpec::new(
+            &crate::runner::kernel_build::BuildConfig::default(),
+            4,
+            crate::args::Apic::Xapic,
+            Vec::new(),
+            60,
+            false,
+        )
+    }
+
     fn class_of(exit: QemuExit, serial: &str) -> RunClass {
         let outcome = outcome(exit, serial);
-        classify(&outcome, &LostWakeups::parse(serial), true)
+        classify(&outcome, &LostWakeups::parse(serial), &spec())
     }
 
     #[test]
@@ -168,8 +204,39 @@ mod tests {
         assert_eq!(class_of(QemuExit::Status(37), RESULT), RunClass::Failed);
         assert_eq!(
             class_of(QemuExit::TimedOut { timeout_s: 9 }, ""),
-            RunClass::Failed
+            RunClass::TimedOut
         );
+    }
+
+    #[test]
+    fn a_success_needs_every_marked_line() {
+        let idle = BootSpec {
+            expect_result: false,
+            marks: vec!["idle: start".to_string(), "idle: end".to_string()],
+            ..spec()
+        };
+        let mut run = outcome(QemuExit::Status(33), "[c0] idle: start\n");
+        run.marks = vec![LineMark {
+            mark: "idle: start".to_string(),
+            line: "[c0] idle: start".to_string(),
+            at_s: 1.0,
+            qemu_cpu_s: Some(0.5),
+        }];
+        let lost = LostWakeups::default();
+        assert_eq!(classify(&run, &lost, &idle), RunClass::Failed);
+        assert_eq!(
+            explain(&run, &lost, RunClass::Failed, &idle),
+            "exited with success but printed no `idle: end` line"
+        );
+        run.marks.push(LineMark {
+            mark: "idle: end".to_string(),
+            line: "[c0] idle: end".to_string(),
+            at_s: 2.0,
+            qemu_cpu_s: Some(0.6),
+        });
+        assert_eq!(classify(&run, &lost, &idle), RunClass::Passed);
+        // Without a result line, a grid boot fails; an idle one need not.
+        assert_eq!(classify(&run, &lost, &spec()), RunClass::Failed);
     }
 
     #[test]
@@ -178,22 +245,24 @@ mod tests {
         let run = outcome(QemuExit::Status(35), serial);
         let lost = LostWakeups::parse(serial);
         assert_eq!(
-            explain(&run, &lost, RunClass::LostWakeups),
+            explain(&run, &lost, RunClass::LostWakeups, &spec()),
             "3 lost wakeup(s) detected by the in-guest watchdog (check failed: exit code 0x11)"
         );
         let run = outcome(QemuExit::Stalled { stall_s: 20 }, "");
         assert_eq!(
-            explain(&run, &LostWakeups::default(), RunClass::Stuck),
+            explain(&run, &LostWakeups::default(), RunClass::Stuck, &spec()),
             "no serial output for 20 s"
         );
         let run = outcome(QemuExit::Status(33), "");
-        assert!(explain(&run, &LostWakeups::default(), RunClass::Failed).contains("no result"));
+        assert!(
+            explain(&run, &LostWakeups::default(), RunClass::Failed, &spec()).contains("no result")
+        );
         let run = outcome(
             QemuExit::Status(35),
             "[c3] STUCK ROUND: a fork-join round has not finished after 20000 ms\n[c3]   worker 2 (task 3): parker parked\n[c3] vigil: FAILED: stuck fork-join round\n",
         );
         assert_eq!(
-            explain(&run, &LostWakeups::default(), RunClass::Failed),
+            explain(&run, &LostWakeups::default(), RunClass::Failed, &spec()),
             "check failed: exit code 0x11 after the guest's STUCK ROUND: a fork-join round has not finished after 20000 ms\n     worker 2 (task 3): parker parked"
         );
     }

@@ -119,10 +119,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 "FAILED {} {} smp={} round {}: {}\n  reproduce: {}",
                 run.configuration.section,
                 run.configuration.variant,
-                run.configuration.smp,
+                run.configuration.boot.smp,
                 run.round,
-                run.verdict,
-                run.configuration.reproduce
+                run.record.verdict,
+                run.configuration.boot.reproduce
             );
         }
         Err(XtaskError::Reported)
@@ -134,7 +134,7 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
         "round {round} {:<13} {:<21} smp={:<2}",
         configuration.section.name(),
         configuration.variant.name(),
-        configuration.smp
+        configuration.boot.smp
     );
     let Some(run) = run else {
         println!("{what}: skipped (timed out in an earlier round)");
@@ -147,9 +147,9 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
             idle.host_cpu_per_wall, idle.wall_s
         ),
         (BootStatus::TimedOut, _, _) => {
-            format!("timed out (> {} s)", configuration.timeout_s)
+            format!("timed out (> {} s)", configuration.boot.timeout_s)
         }
-        _ => run.verdict.clone(),
+        _ => run.record.verdict.clone(),
     };
     let pool = run.pool().map_or_else(String::new, |pool| {
         format!(
@@ -157,5 +157,5 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
             pool.cores_per_round_median, pool.kind
         )
     });
-    println!("{what}: {measured}{pool} (boot {:.1} s)", run.wall_s);
+    println!("{what}: {measured}{pool} (boot {:.1} s)", run.record.wall_s);
 }

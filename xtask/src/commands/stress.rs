@@ -84,7 +84,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
     let started = Instant::now();
     let mut failed = 0u64;
     let runs = run_stress(&config, &kernel, |run: &StressRun| {
-        if !run.class.is_pass() {
+        if !run.record.class.is_pass() {
             failed += 1;
         }
         bar.suspend(|| print_run(run, config.runs));
@@ -162,7 +162,7 @@ fn report(
         )?;
         println!("stress: every run written to {}", path.display());
     }
-    let passed = runs.iter().filter(|run| run.class.is_pass()).count();
+    let passed = runs.iter().filter(|run| run.record.class.is_pass()).count();
     println!(
         "stress: {} boots {how}, {passed} passed, {} failed",
         runs.len(),
@@ -176,14 +176,19 @@ fn report(
 }
 
 fn print_run(run: &StressRun, runs_per_smp: u32) {
-    if run.class == RunClass::Passed {
+    if run.record.class == RunClass::Passed {
         let laplace = run
+            .record
             .result
             .map(|result| format!(", laplace {:.0} ms", result.elapsed_us as f64 / 1000.0))
             .unwrap_or_default();
         println!(
             "ok     smp={} run {}/{} seed={} ({:.1} s{laplace})",
-            run.planned.smp, run.planned.run, runs_per_smp, run.planned.seed, run.elapsed_s
+            run.planned.boot.smp,
+            run.planned.run,
+            runs_per_smp,
+            run.planned.seed,
+            run.record.wall_s
         );
     } else {
         print!("{}", stress_report::failure_block(run, runs_per_smp));

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::args::{self, Apic, Machine};
 use crate::diagnosis::ipi_oracle::IpiOracleCheck;
@@ -152,7 +152,7 @@ pub struct RunOutcome {
 }
 
 /// When a marked serial line appeared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LineMark {
     /// The [`RunConfig::marks`] text it contains.
     pub mark: String,

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::campaign::per_core::PerCoreSpreads;
 use crate::campaign::percentiles::Spread;
 use crate::campaign::run_class::RunClass;
 use crate::stress::runner::{StressConfig, StressRun};
@@ -35,33 +36,36 @@ pub struct SmpSummary {
     pub ipi_count_mismatches: usize,
     /// Boots the oracle compared (and found equal or not).
     pub ipi_oracle_checked: usize,
+    /// Boots killed at the limit while still printing.
+    pub timed_out: usize,
     /// Boots that failed otherwise.
     pub other_failures: usize,
     /// Boots with any detected failure, over boots.
     pub detection_rate: f64,
     /// Laplace time (guest, ms), over boots that printed it.
     pub laplace_ms: Option<Spread>,
-    /// Wake IPIs sent per core, over boots with statistics.
-    pub ipis_per_core: Option<Spread>,
-    /// Wakeups from a halt per core.
-    pub wakeups_per_core: Option<Spread>,
-    /// Spurious wakeups per core.
-    pub spurious_per_core: Option<Spread>,
+    /// Per-core statistics, over boots that printed them.
+    #[serde(flatten)]
+    pub per_core: PerCoreSpreads,
 }
 
 /// Summarises the runs of each core count, in `smp` order.
 pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
     smp.iter()
         .map(|&smp| {
-            let mine: Vec<&StressRun> = runs.iter().filter(|run| run.planned.smp == smp).collect();
-            let count = |class| mine.iter().filter(|run| run.class == class).count();
-            let detected = mine.iter().filter(|run| !run.class.is_pass()).count();
-            let per_core = |pick: fn(&crate::guest::vigil_stats::StatsTotals) -> u64| {
-                Spread::of(mine.iter().filter_map(|run| {
-                    let totals = run.stats.as_ref()?.totals();
-                    Some(totals.per_core(pick(&totals)))
-                }))
-            };
+            let mine: Vec<&StressRun> = runs
+                .iter()
+                .filter(|run| run.planned.boot.smp == smp)
+                .collect();
+            let count = |class| mine.iter().filter(|run| run.record.class == class).count();
+            let detected = mine
+                .iter()
+                .filter(|run| !run.record.class.is_pass())
+                .count();
+            let totals: Vec<_> = mine
+                .iter()
+                .filter_map(|run| Some(run.record.stats.as_ref()?.totals()))
+                .collect();
             SmpSummary {
                 smp,
                 runs: mine.len(),
@@ -71,22 +75,32 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                 stranded_found_by_host: mine
                     .iter()
                     .filter(|run| {
-                        run.examination
+                        run.record
+                            .examination
                             .as_ref()
                             .is_some_and(|examination| examination.stranded_stealable().is_some())
                     })
                     .count(),
                 lost_wakeup_runs: mine
                     .iter()
-                    .filter(|run| run.lost_wakeups.count() > 0)
+                    .filter(|run| run.record.lost_wakeups.count() > 0)
                     .count(),
-                lost_wakeups: mine.iter().map(|run| run.lost_wakeups.count()).sum(),
+                lost_wakeups: mine.iter().map(|run| run.record.lost_wakeups.count()).sum(),
                 checksum_failures: mine
                     .iter()
-                    .filter(|run| run.checksum_checks.iter().any(|check| !check.matches()))
+                    .filter(|run| {
+                        run.record
+                            .checksum_checks
+                            .iter()
+                            .any(|check| !check.matches())
+                    })
                     .count(),
                 ipi_count_mismatches: count(RunClass::IpiCountMismatch),
-                ipi_oracle_checked: mine.iter().filter(|run| run.ipi_oracle.is_some()).count(),
+                ipi_oracle_checked: mine
+                    .iter()
+                    .filter(|run| run.record.ipi_oracle.is_some())
+                    .count(),
+                timed_out: count(RunClass::TimedOut),
                 other_failures: count(RunClass::Failed),
                 detection_rate: if mine.is_empty() {
                     0.0
@@ -95,12 +109,10 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                 },
                 laplace_ms: Spread::of(
                     mine.iter()
-                        .filter_map(|run| run.result)
+                        .filter_map(|run| run.record.result)
                         .map(|result| result.elapsed_us as f64 / 1000.0),
                 ),
-                ipis_per_core: per_core(|totals| totals.ipis_sent),
-                wakeups_per_core: per_core(|totals| totals.wakeups),
-                spurious_per_core: per_core(|totals| totals.spurious_wakeups),
+                per_core: PerCoreSpreads::of(&totals),
             }
         })
         .collect()
@@ -113,15 +125,20 @@ pub fn failure_block(run: &StressRun, runs_per_smp: u32) -> String {
     let planned = &run.planned;
     let mut out = format!(
         "FAILED smp={} run {}/{} seed={}: {}: {}\n",
-        planned.smp, planned.run, runs_per_smp, planned.seed, run.class, run.reason
+        planned.boot.smp,
+        planned.run,
+        runs_per_smp,
+        planned.seed,
+        run.record.class,
+        run.record.reason
     );
-    if let Some(examination) = &run.examination {
+    if let Some(examination) = &run.record.examination {
         out.push_str(&examination.report());
     }
-    if let Some(first) = run.lost_wakeups.reports.first() {
+    if let Some(first) = run.record.lost_wakeups.reports.first() {
         let _ = writeln!(out, "  first report: {first}");
     }
-    let _ = writeln!(out, "  reproduce: {}", planned.reproduce);
+    let _ = writeln!(out, "  reproduce: {}", planned.boot.reproduce);
     out
 }
 
@@ -138,7 +155,7 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>7} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
         "smp",
         "runs",
         "passed",
@@ -147,6 +164,7 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
         "stranded",
         "checksum",
         "ipi-count",
+        "timeout",
         "other",
         "laplace ms med/p90",
         "ipis/core",
@@ -163,7 +181,7 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>7} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
             row.smp,
             row.runs,
             row.passed,
@@ -177,11 +195,12 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
             } else {
                 format!("{}/{}", row.ipi_count_mismatches, row.ipi_oracle_checked)
             },
+            row.timed_out,
             row.other_failures,
             laplace,
-            median(row.ipis_per_core),
-            median(row.wakeups_per_core),
-            median(row.spurious_per_core),
+            median(row.per_core.ipis_per_core),
+            median(row.per_core.wakeups_per_core),
+            median(row.per_core.spurious_per_core),
         );
     }
     out
@@ -220,36 +239,32 @@ pub struct StressJson<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::WakePolicy;
+    use crate::args::{Apic, WakePolicy};
+    use crate::campaign::boot_record::BootRecord;
+    use crate::campaign::boot_spec::BootSpec;
     use crate::guest::laplace_check::check_serial;
     use crate::guest::run_output::LostWakeups;
     use crate::stress::runner::PlannedRun;
 
     fn run(smp: u32, class: RunClass, serial: &str) -> StressRun {
         let checks = check_serial(serial);
+        let build = crate::runner::kernel_build::BuildConfig::default();
+        let params = vec!["seed=5".to_string()];
         StressRun {
             planned: PlannedRun {
                 order: 0,
-                smp,
                 run: 1,
                 seed: 5,
-                params: vec![],
-                reproduce: format!("cargo xtask run --smp {smp} seed=5"),
+                boot: BootSpec::new(&build, smp, Apic::Xapic, params, 60, false),
             },
-            class,
-            reason: "why".to_string(),
-            verdict: "v".to_string(),
-            elapsed_s: 1.0,
-            result: checks.first().map(|check| check.guest),
-            checksum_checks: checks,
-            lost_wakeups: LostWakeups::parse(serial),
-            stats: None,
-            stats_error: None,
-            examination: None,
-            ipi_oracle: None,
-            qemu_command: String::new(),
-            serial: serial.to_string(),
-            qemu_stderr: String::new(),
+            record: BootRecord {
+                wall_s: 1.0,
+                result: checks.first().map(|check| check.guest),
+                checksum_checks: checks,
+                lost_wakeups: LostWakeups::parse(serial),
+                serial: serial.to_string(),
+                ..BootRecord::without_output(class, "why".to_string(), "v")
+            },
         }
     }
 

@@ -7,19 +7,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::args::{self, Apic, Feature, IpiFault, Pool, WakePolicy, Watchdog};
+use crate::campaign::boot_record::BootRecord;
+use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::job_pool::run_jobs;
-use crate::campaign::reproduce::reproduce_command;
-use crate::campaign::run_class::{RunClass, classify, explain};
+use crate::campaign::plan::round_robin;
+use crate::campaign::run_class::RunClass;
 use crate::campaign::seeds::run_seed;
-use crate::diagnosis::ipi_oracle::IpiOracleCheck;
-use crate::diagnosis::stuck_cores::GuestExamination;
 use crate::error::{Result, XtaskError};
 use crate::guest::kernel_params::{GuestWorkload, KernelParams};
-use crate::guest::laplace_check::ChecksumCheck;
-use crate::guest::run_output::{GridResult, LostWakeups};
-use crate::guest::vigil_stats::VigilStats;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts};
-use crate::runner::qemu::{self, RunConfig};
 use crate::stress::shard::Shard;
 
 /// The first fork-join round `fault=stranded-steal` may strand (kernel
@@ -195,20 +191,18 @@ impl StressConfig {
     }
 
     /// Every boot of the campaign, run by run (run 1 at every core count,
-    /// then run 2, ...), each with its seed; with a shard, only the boots
-    /// of that slice, each with the order and seed it has in the whole
-    /// plan.
+    /// then run 2, ...: [`round_robin`]), each with its seed; with a shard,
+    /// only the boots of that slice, each with the order and seed it has in
+    /// the whole plan.
     pub fn plan(&self) -> Vec<PlannedRun> {
-        let mut planned = Vec::new();
-        let mut order = 0u64;
-        for run in 0..self.runs {
-            for (position, &smp) in self.smp.iter().enumerate() {
-                let this = order;
-                order += 1;
-                if self.shard.is_some_and(|shard| !shard.holds(run, position)) {
-                    continue;
-                }
-                let seed = run_seed(self.base_seed, this);
+        round_robin(self.runs, self.smp.len())
+            .filter(|slot| {
+                self.shard
+                    .is_none_or(|shard| shard.holds(slot.round - 1, slot.item))
+            })
+            .map(|slot| {
+                let smp = self.smp[slot.item];
+                let seed = run_seed(self.base_seed, slot.order);
                 let params = KernelParams {
                     workload: Some(GuestWorkload::Laplace),
                     policy: self.policy,
@@ -223,17 +217,21 @@ impl StressConfig {
                     backoff: None,
                 }
                 .to_params();
-                planned.push(PlannedRun {
-                    order: this,
-                    smp,
-                    run: run + 1,
+                // The limit stays out of the replay command: replaying a
+                // hang wants `cargo xtask run`'s own limit and a live echo.
+                let mut boot =
+                    BootSpec::new(&self.build, smp, self.apic, params, self.timeout_s, false);
+                boot.stall_s = Some(self.stall_s);
+                boot.examine_on_timeout = true;
+                boot.ipi_oracle = self.ipi_oracle;
+                PlannedRun {
+                    order: slot.order,
+                    run: slot.round,
                     seed,
-                    reproduce: reproduce_command(&self.build, smp, self.apic, None, &params),
-                    params,
-                });
-            }
-        }
-        planned
+                    boot,
+                }
+            })
+            .collect()
     }
 }
 
@@ -243,16 +241,13 @@ pub struct PlannedRun {
     /// Its place in the whole campaign's plan (0-based; its seed derives
     /// from it).
     pub order: u64,
-    /// Cores.
-    pub smp: u32,
     /// 1-based run number at this core count.
     pub run: u32,
     /// Its seed.
     pub seed: u64,
-    /// Its kernel parameters.
-    pub params: Vec<String>,
-    /// The command that replays it.
-    pub reproduce: String,
+    /// What to boot (cores, parameters, limits, the replay command).
+    #[serde(flatten)]
+    pub boot: BootSpec,
 }
 
 /// One boot, done.
@@ -261,63 +256,9 @@ pub struct StressRun {
     /// What was booted.
     #[serde(flatten)]
     pub planned: PlannedRun,
-    /// What it amounts to.
-    pub class: RunClass,
-    /// Why (for failures), or the verdict line's reason.
-    pub reason: String,
-    /// The runner's verdict.
-    pub verdict: String,
-    /// Wall time of the boot, s.
-    pub elapsed_s: f64,
-    /// The `laplace:` line.
-    pub result: Option<GridResult>,
-    /// Host checks of every result line.
-    pub checksum_checks: Vec<ChecksumCheck>,
-    /// What the in-guest watchdog reported.
-    pub lost_wakeups: LostWakeups,
-    /// The `VIGIL-STATS` line.
-    pub stats: Option<VigilStats>,
-    /// Why `stats` is missing, when a line was there but did not parse.
-    pub stats_error: Option<String>,
-    /// The host's examination of a stuck guest.
-    pub examination: Option<GuestExamination>,
-    /// QEMU's count of wake IPIs against the guest's (with the oracle on).
-    pub ipi_oracle: Option<IpiOracleCheck>,
-    /// The QEMU command line.
-    pub qemu_command: String,
-    /// Everything the kernel printed.
-    pub serial: String,
-    /// Everything QEMU printed to stderr.
-    pub qemu_stderr: String,
-}
-
-impl StressRun {
-    /// A run with nothing from QEMU: no result, statistics, examination or
-    /// output (a boot that could not start, or a test's stand-in).
-    pub fn without_output(
-        planned: PlannedRun,
-        class: RunClass,
-        reason: String,
-        verdict: &str,
-    ) -> Self {
-        Self {
-            planned,
-            class,
-            reason,
-            verdict: verdict.to_string(),
-            elapsed_s: 0.0,
-            result: None,
-            checksum_checks: Vec::new(),
-            lost_wakeups: LostWakeups::default(),
-            stats: None,
-            stats_error: None,
-            examination: None,
-            ipi_oracle: None,
-            qemu_command: String::new(),
-            serial: String::new(),
-            qemu_stderr: String::new(),
-        }
-    }
+    /// What came of it.
+    #[serde(flatten)]
+    pub record: BootRecord,
 }
 
 /// Jobs when none are asked for: one per host core.
@@ -340,9 +281,9 @@ pub fn run_stress(
         plan.into_iter().enumerate().collect(),
         config.jobs,
         &stop,
-        |(order, planned)| (order, boot(config, kernel, planned)),
+        |(order, planned)| (order, boot(kernel, planned)),
         |(order, run)| {
-            if config.stop_at_first_failure && !run.class.is_pass() {
+            if config.stop_at_first_failure && !run.record.class.is_pass() {
                 stop.store(true, Ordering::Release);
             }
             on_done(&run);
@@ -355,52 +296,15 @@ pub fn run_stress(
 
 /// Boots one planned run and classifies it. Not being able to run QEMU at
 /// all is recorded as a failed run, not an error of the campaign.
-fn boot(config: &StressConfig, kernel: &KernelArtifacts, planned: PlannedRun) -> StressRun {
-    let run_config = RunConfig {
-        smp: planned.smp,
-        timeout_s: Some(config.timeout_s),
-        params: planned.params.clone(),
-        registers_on_timeout: true,
-        stall_s: Some(config.stall_s),
-        ipi_oracle: config.ipi_oracle,
-        apic: config.apic,
-        ..RunConfig::default()
-    };
-    let outcome = match qemu::run(&run_config, kernel) {
-        Ok(outcome) => outcome,
-        Err(err) => {
-            return StressRun::without_output(
-                planned,
-                RunClass::Failed,
-                format!("could not boot: {err}"),
-                "not run",
-            );
-        }
-    };
-    let lost_wakeups = LostWakeups::parse(&outcome.serial);
-    let class = classify(&outcome, &lost_wakeups, true);
-    let (stats, stats_error) = match VigilStats::find_in(&outcome.serial) {
-        Some(Ok(stats)) => (Some(stats), None),
-        Some(Err(why)) => (None, Some(why)),
-        None => (None, None),
-    };
-    StressRun {
-        reason: explain(&outcome, &lost_wakeups, class),
-        verdict: outcome.verdict.to_string(),
-        elapsed_s: outcome.elapsed.as_secs_f64(),
-        result: outcome.checksum_checks.first().map(|check| check.guest),
-        checksum_checks: outcome.checksum_checks,
-        lost_wakeups,
-        stats,
-        stats_error,
-        examination: outcome.examination,
-        ipi_oracle: outcome.ipi_oracle,
-        qemu_command: outcome.command_line,
-        serial: outcome.serial,
-        qemu_stderr: outcome.qemu_stderr,
-        planned,
-        class,
-    }
+fn boot(kernel: &KernelArtifacts, planned: PlannedRun) -> StressRun {
+    let record = BootRecord::boot(&planned.boot, kernel).unwrap_or_else(|err| {
+        BootRecord::without_output(
+            RunClass::Failed,
+            format!("could not boot: {err}"),
+            "not run",
+        )
+    });
+    StressRun { planned, record }
 }
 
 #[cfg(test)]
@@ -418,7 +322,7 @@ mod tests {
     #[test]
     fn the_plan_interleaves_core_counts_with_distinct_seeds() {
         let plan = config().plan();
-        let order: Vec<(u32, u32)> = plan.iter().map(|run| (run.smp, run.run)).collect();
+        let order: Vec<(u32, u32)> = plan.iter().map(|run| (run.boot.smp, run.run)).collect();
         assert_eq!(order, [(4, 1), (16, 1), (4, 2), (16, 2), (4, 3), (16, 3)]);
         let mut seeds: Vec<u64> = plan.iter().map(|run| run.seed).collect();
         seeds.sort_unstable();
@@ -426,14 +330,14 @@ mod tests {
         assert_eq!(seeds.len(), 6);
         let first = &plan[1];
         assert_eq!(
-            first.params.join(" "),
+            first.boot.params.join(" "),
             format!(
                 "workload=laplace policy=racy-flag seed={} chaos=off watchdog=20",
                 first.seed
             )
         );
         assert_eq!(
-            first.reproduce,
+            first.boot.reproduce,
             format!(
                 "cargo xtask run --smp 16 workload=laplace policy=racy-flag seed={} chaos=off watchdog=20",
                 first.seed
@@ -452,12 +356,14 @@ mod tests {
         assert!(poll.expects_no_failures());
         assert!(
             poll.plan()[0]
+                .boot
                 .params
                 .iter()
                 .all(|p| !p.starts_with("policy="))
         );
         assert!(
             poll.plan()[0]
+                .boot
                 .reproduce
                 .starts_with("cargo xtask run --smp 4 --features idle-poll workload=laplace seed=")
         );

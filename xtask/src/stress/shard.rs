@@ -168,6 +168,7 @@ pub fn merge(files: Vec<(PathBuf, StressFile)>) -> Result<Merged> {
 mod tests {
     use super::*;
     use crate::args::WakePolicy;
+    use crate::campaign::boot_record::BootRecord;
     use crate::campaign::run_class::RunClass;
     use crate::stress::runner::PlannedRun;
 
@@ -206,14 +207,17 @@ mod tests {
                     smp: vec![4, 8, 16, 32],
                     ..campaign(Some(Shard { index, count }))
                 };
-                let smps: BTreeSet<u32> = config.plan().iter().map(|run| run.smp).collect();
+                let smps: BTreeSet<u32> = config.plan().iter().map(|run| run.boot.smp).collect();
                 assert_eq!(smps, BTreeSet::from([4, 8, 16, 32]), "{index}/{count}");
             }
         }
     }
 
     fn ran(planned: PlannedRun, class: RunClass) -> StressRun {
-        StressRun::without_output(planned, class, String::new(), "success")
+        StressRun {
+            planned,
+            record: BootRecord::without_output(class, String::new(), "success"),
+        }
     }
 
     fn shard_file(index: u32, count: u32) -> (PathBuf, StressFile) {
@@ -259,7 +263,7 @@ mod tests {
         for (run, planned) in merged.runs.iter().zip(&whole) {
             assert_eq!(&run.planned, planned);
         }
-        assert_eq!(merged.runs[3].class, RunClass::Stuck);
+        assert_eq!(merged.runs[3].record.class, RunClass::Stuck);
     }
 
     #[test]

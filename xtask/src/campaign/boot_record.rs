@@ -1,0 +1,116 @@
+//! What one campaign boot produced, classified: the record stress and
+//! bench both keep (and write to their JSON), built the one way from the
+//! runner's outcome.
+
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::boot_spec::BootSpec;
+use crate::campaign::run_class::{RunClass, classify, explain};
+use crate::diagnosis::ipi_oracle::IpiOracleCheck;
+use crate::diagnosis::stuck_cores::GuestExamination;
+use crate::error::Result;
+use crate::guest::laplace_check::ChecksumCheck;
+use crate::guest::run_output::{GridResult, LostWakeups};
+use crate::guest::vigil_stats::VigilStats;
+use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::qemu::{self, LineMark, RunOutcome};
+
+/// One boot, done.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BootRecord {
+    /// What it amounts to.
+    pub class: RunClass,
+    /// Why (for failures), or the verdict's reason.
+    pub reason: String,
+    /// The runner's verdict (its name).
+    pub verdict: String,
+    /// Wall time of the boot, from spawning QEMU to its end, s.
+    pub wall_s: f64,
+    /// The first `laplace:`/`floor:` line.
+    pub result: Option<GridResult>,
+    /// Host checks of every result line.
+    pub checksum_checks: Vec<ChecksumCheck>,
+    /// What the in-guest watchdog reported.
+    pub lost_wakeups: LostWakeups,
+    /// The `VIGIL-STATS` line.
+    pub stats: Option<VigilStats>,
+    /// Why `stats` is missing, when a line was there but did not parse.
+    pub stats_error: Option<String>,
+    /// The host's examination of a stuck guest.
+    pub examination: Option<GuestExamination>,
+    /// QEMU's count of wake IPIs against the guest's (with the oracle on).
+    pub ipi_oracle: Option<IpiOracleCheck>,
+    /// The [`BootSpec::marks`] lines, when each appeared.
+    pub marked_lines: Vec<LineMark>,
+    /// The QEMU command line.
+    pub qemu_command: String,
+    /// Everything the kernel printed.
+    pub serial: String,
+    /// Everything QEMU printed to stderr.
+    pub qemu_stderr: String,
+}
+
+impl BootRecord {
+    /// Boots `spec` on `kernel` and classifies what happened. Errors are
+    /// the runner's: QEMU could not be run at all.
+    pub fn boot(spec: &BootSpec, kernel: &KernelArtifacts) -> Result<Self> {
+        Ok(Self::of(spec, qemu::run(&spec.run_config(), kernel)?))
+    }
+
+    /// The record of `outcome`, a boot of `spec`.
+    pub fn of(spec: &BootSpec, outcome: RunOutcome) -> Self {
+        let lost_wakeups = LostWakeups::parse(&outcome.serial);
+        let class = classify(&outcome, &lost_wakeups, spec);
+        let (stats, stats_error) = match VigilStats::find_in(&outcome.serial) {
+            Some(Ok(stats)) => (Some(stats), None),
+            Some(Err(why)) => (None, Some(why)),
+            None => (None, None),
+        };
+        Self {
+            reason: explain(&outcome, &lost_wakeups, class, spec),
+            class,
+            verdict: outcome.verdict.to_string(),
+            wall_s: outcome.elapsed.as_secs_f64(),
+            result: outcome.checksum_checks.first().map(|check| check.guest),
+            checksum_checks: outcome.checksum_checks,
+            lost_wakeups,
+            stats,
+            stats_error,
+            examination: outcome.examination,
+            ipi_oracle: outcome.ipi_oracle,
+            marked_lines: outcome.marks,
+            qemu_command: outcome.command_line,
+            serial: outcome.serial,
+            qemu_stderr: outcome.qemu_stderr,
+        }
+    }
+
+    /// A boot with nothing from QEMU: no result, statistics, examination
+    /// or output (one that could not start, or a test's stand-in).
+    pub fn without_output(class: RunClass, reason: String, verdict: &str) -> Self {
+        Self {
+            class,
+            reason,
+            verdict: verdict.to_string(),
+            wall_s: 0.0,
+            result: None,
+            checksum_checks: Vec::new(),
+            lost_wakeups: LostWakeups::default(),
+            stats: None,
+            stats_error: None,
+            examination: None,
+            ipi_oracle: None,
+            marked_lines: Vec::new(),
+            qemu_command: String::new(),
+            serial: String::new(),
+            qemu_stderr: String::new(),
+        }
+    }
+
+    /// The first timing of `mark`.
+    pub fn mark(&self, mark: &str) -> Option<&LineMark> {
+        self.marked_lines
+            .iter()
+            .find(|line_mark| line_mark.mark == mark)
+    }
+}

@@ -1,0 +1,128 @@
+//! One boot a campaign makes, as its planner hands it to the runner: the
+//! platform, the kernel parameters, the limits, what the boot must print to
+//! pass, and the command that replays it. Stress and bench plan into it;
+//! [`BootRecord::boot`](crate::campaign::boot_record::BootRecord::boot)
+//! boots it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::args::Apic;
+use crate::campaign::reproduce::reproduce_command;
+use crate::runner::kernel_build::BuildConfig;
+use crate::runner::qemu::RunConfig;
+
+/// What to boot, and how to judge it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootSpec {
+    /// Cores.
+    pub smp: u32,
+    /// The CPU's local APIC interface.
+    pub apic: Apic,
+    /// Kernel parameters, `key=value` each.
+    pub params: Vec<String>,
+    /// Limit on the boot, s.
+    pub timeout_s: u64,
+    /// The host's stuck-core detector: seconds without serial output after
+    /// which the guest is examined and killed (`None`: only the timeout).
+    pub stall_s: Option<u64>,
+    /// Examine the guest through the monitor at the timeout too, not only
+    /// at a stall.
+    pub examine_on_timeout: bool,
+    /// Compare the guest's wake-IPI count with QEMU's trace.
+    pub ipi_oracle: bool,
+    /// The workload prints a `laplace:`/`floor:` result line: a success
+    /// without one fails.
+    pub expect_result: bool,
+    /// Serial lines the boot must print to pass, each timed (with QEMU's
+    /// CPU time) where it appears.
+    pub marks: Vec<String>,
+    /// The command that replays this boot.
+    pub reproduce: String,
+}
+
+impl BootSpec {
+    /// A boot of `build` at `smp` cores with `params`: limited to
+    /// `timeout_s`, no stall detector, no oracle, no marks, expecting a
+    /// result line. `timeout_in_reproduce`: the replay command names the
+    /// limit (`--timeout-s`), for limits a plain `cargo xtask run` would
+    /// not apply.
+    pub fn new(
+        build: &BuildConfig,
+        smp: u32,
+        apic: Apic,
+        params: Vec<String>,
+        timeout_s: u64,
+        timeout_in_reproduce: bool,
+    ) -> Self {
+        Self {
+            reproduce: reproduce_command(
+                build,
+                smp,
+                apic,
+                timeout_in_reproduce.then_some(timeout_s),
+                &params,
+            ),
+            smp,
+            apic,
+            params,
+            timeout_s,
+            stall_s: None,
+            examine_on_timeout: false,
+            ipi_oracle: false,
+            expect_result: true,
+            marks: Vec::new(),
+        }
+    }
+
+    /// The runner's configuration for it (QEMU's default machine, pc, on
+    /// the BIOS image, quiet).
+    pub fn run_config(&self) -> RunConfig {
+        RunConfig {
+            smp: self.smp,
+            apic: self.apic,
+            timeout_s: Some(self.timeout_s),
+            params: self.params.clone(),
+            registers_on_timeout: self.examine_on_timeout,
+            stall_s: self.stall_s,
+            marks: self.marks.clone(),
+            ipi_oracle: self.ipi_oracle,
+            ..RunConfig::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Machine;
+
+    #[test]
+    fn the_run_config_carries_every_setting() {
+        let mut spec = BootSpec::new(
+            &BuildConfig::default(),
+            8,
+            Apic::X2apic,
+            vec!["seed=3".to_string()],
+            90,
+            true,
+        );
+        assert_eq!(
+            spec.reproduce,
+            "cargo xtask run --smp 8 --apic x2apic --timeout-s 90 seed=3"
+        );
+        spec.stall_s = Some(20);
+        spec.examine_on_timeout = true;
+        spec.ipi_oracle = true;
+        spec.marks = vec!["idle: end".to_string()];
+        let run = spec.run_config();
+        assert_eq!(
+            (run.smp, run.apic, run.machine, run.timeout_s, run.stall_s),
+            (8, Apic::X2apic, Machine::Pc, Some(90), Some(20))
+        );
+        assert!(run.registers_on_timeout && run.ipi_oracle && !run.uefi && !run.echo);
+        assert_eq!(run.params, ["seed=3"]);
+        assert_eq!(run.marks, ["idle: end"]);
+        let quiet = BootSpec::new(&BuildConfig::default(), 2, Apic::Xapic, vec![], 60, false);
+        assert_eq!(quiet.reproduce, "cargo xtask run --smp 2");
+    }
+}
