@@ -27,7 +27,7 @@ fn boot(config: &StressConfig) -> Vec<StressRun> {
 
 /// The table's counts per core count (not its timings).
 fn counts(config: &StressConfig, runs: &[StressRun]) -> Vec<(u32, usize, usize, usize, usize)> {
-    stress_report::summarize(&config.smp, runs)
+    stress_report::summarize(&config.scope.smp, runs)
         .iter()
         .map(|row| (row.smp, row.runs, row.passed, row.stuck, row.other_failures))
         .collect()
@@ -45,7 +45,7 @@ fn three_shards_merged_are_the_whole_campaign() {
         let config = campaign(Some(Shard { index, count: 3 }));
         let runs = boot(&config);
         let path = dir.path().join(format!("shard{index}.json"));
-        let summary = stress_report::summarize(&config.smp, &runs);
+        let summary = stress_report::summarize(&config.scope.smp, &runs);
         write_json(
             &path,
             &StressJson {

@@ -66,10 +66,8 @@ fn small_campaign(fault: Option<IpiFault>, watchdog: Watchdog, ipi_oracle: bool)
 
 /// [`small_campaign`] in x2APIC mode, 2 boots.
 fn small_x2apic_campaign(fault: Option<IpiFault>) -> Vec<StressRun> {
-    let config = StressConfig {
-        apic: Apic::X2apic,
-        ..fault_config(fault, Watchdog::Ms(20), true, Pool::Pinned, 2)
-    };
+    let mut config = fault_config(fault, Watchdog::Ms(20), true, Pool::Pinned, 2);
+    config.scope.apic = Apic::X2apic;
     let runs = run_stress(&config, kernel(), |_| {}).unwrap_or_else(|err| panic!("stress: {err}"));
     for run in &runs {
         assert!(

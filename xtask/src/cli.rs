@@ -482,7 +482,7 @@ mod tests {
         assert_eq!(bench.plot, PathBuf::from("target/bench"));
         assert!(!bench.quick && bench.json.is_none());
         let quick = commands::bench::config_from_args(&bench_args(&["bench", "--quick"]));
-        assert_eq!((quick.smp, quick.runs), (vec![1, 2], 1));
+        assert_eq!((quick.scope.smp, quick.scope.runs), (vec![1, 2], 1));
         let custom = bench_args(&["bench", "--smp", "2,4", "--runs", "3", "--json", "b.json"]);
         assert_eq!(custom.smp, vec![2, 4]);
         for args in [

@@ -6,9 +6,10 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{Apic, Backoff, Feature, Pool, WakePolicy, Watchdog};
+use crate::args::{Backoff, Feature, Pool, WakePolicy, Watchdog};
 use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::plan::round_robin;
+use crate::campaign::scope::CampaignScope;
 use crate::guest::kernel_params::{GuestWorkload, KernelParams};
 use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::runner::kernel_build::BuildConfig;
@@ -234,15 +235,14 @@ pub struct Grid {
 /// A whole benchmark.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BenchConfig {
-    /// Core counts.
-    pub smp: Vec<u32>,
+    /// Core counts, boots per configuration, APIC mode.
+    #[serde(flatten)]
+    pub scope: CampaignScope,
     /// The sections to run, in [`Section::ALL`] order.
     pub sections: Vec<Section>,
     /// The variants to run, in [`Variant::ALL`] order (each section runs
     /// those of its own [`Section::variants`] that are listed here).
     pub variants: Vec<Variant>,
-    /// Boots per configuration.
-    pub runs: u32,
     /// Sync-heavy grid.
     pub sync_grid: Grid,
     /// Compute-heavy grid.
@@ -255,8 +255,6 @@ pub struct BenchConfig {
     /// Seed passed to every boot (the same everywhere: runs differ only by
     /// the host's noise).
     pub seed: u64,
-    /// The CPU's local APIC interface in every boot.
-    pub apic: Apic,
 }
 
 /// Sync-heavy grid: the seed-004 Laplace, 64×64, 1000 iterations.
@@ -280,33 +278,27 @@ impl BenchConfig {
     /// The default benchmark at these core counts and runs.
     pub fn standard(smp: Vec<u32>, runs: u32) -> Self {
         Self {
-            smp,
+            scope: CampaignScope::new(smp, runs),
             sections: Section::ALL.to_vec(),
             variants: Variant::ALL.to_vec(),
-            runs,
             sync_grid: SYNC_GRID,
             compute_grid: COMPUTE_GRID,
             idle_ms: IDLE_MS,
             grid_timeout_s: GRID_TIMEOUT_S,
             seed: 1,
-            apic: Apic::Xapic,
         }
     }
 
     /// Usage errors: a core count whose pinned or floor boots would not fit
     /// the sync-heavy grid (every core gets a row of it).
     pub fn validate(&self) -> crate::error::Result<()> {
-        for &smp in &self.smp {
-            // The bench boots QEMU's default machine, pc.
-            crate::args::check_platform(smp, crate::args::Machine::Pc, self.apic)
-                .map_err(crate::error::XtaskError::Usage)?;
-        }
+        self.scope.validate()?;
         let size = self.sync_grid.size;
         let pinned = self
             .variants
             .iter()
             .any(|variant| variant.pool() != Some(Pool::Steal));
-        match self.smp.iter().find(|&&smp| smp + 2 > size) {
+        match self.scope.smp.iter().find(|&&smp| smp + 2 > size) {
             Some(&smp) if pinned => Err(crate::error::XtaskError::usage(format!(
                 "bench --smp {smp}: the pinned and floor variants give every core a row of the {size}x{size} sync-heavy grid, so at most {} cores",
                 size - 2
@@ -319,10 +311,9 @@ impl BenchConfig {
     /// variants, tiny grids, a short idle.
     pub fn quick() -> Self {
         Self {
-            smp: vec![1, 2],
+            scope: CampaignScope::new(vec![1, 2], 1),
             sections: Section::ALL.to_vec(),
             variants: Variant::QUICK.to_vec(),
-            runs: 1,
             sync_grid: Grid {
                 size: 16,
                 iterations: 50,
@@ -334,7 +325,6 @@ impl BenchConfig {
             idle_ms: 300,
             grid_timeout_s: 60,
             seed: 1,
-            apic: Apic::Xapic,
         }
     }
 
@@ -346,7 +336,7 @@ impl BenchConfig {
                 continue;
             }
             for variant in self.section_variants(section) {
-                for &smp in &self.smp {
+                for &smp in &self.scope.smp {
                     configurations.push(self.configuration(section, variant, smp));
                 }
             }
@@ -405,7 +395,14 @@ impl BenchConfig {
             Section::Idle => u64::from(self.idle_ms).div_ceil(1000) + 60,
             _ => self.grid_timeout_s,
         };
-        let mut boot = BootSpec::new(&variant.build(), smp, self.apic, params, timeout_s, true);
+        let mut boot = BootSpec::new(
+            &variant.build(),
+            smp,
+            self.scope.apic,
+            params,
+            timeout_s,
+            true,
+        );
         if section == Section::Idle {
             boot.expect_result = false;
             boot.marks = vec![IDLE_START.to_string(), IDLE_END.to_string()];
@@ -420,7 +417,7 @@ impl BenchConfig {
     /// The boots in order: round 1 of every configuration, then round 2,
     /// ... `(round, configuration index)`, rounds 1-based.
     pub fn schedule(&self) -> Vec<(u32, usize)> {
-        round_robin(self.runs, self.configurations().len())
+        round_robin(self.scope.runs, self.configurations().len())
             .map(|slot| (slot.round, slot.item))
             .collect()
     }
@@ -583,8 +580,8 @@ mod tests {
     #[test]
     fn quick_is_small() {
         let quick = BenchConfig::quick();
-        assert_eq!(quick.smp, vec![1, 2]);
-        assert_eq!(quick.runs, 1);
+        assert_eq!(quick.scope.smp, vec![1, 2]);
+        assert_eq!(quick.scope.runs, 1);
         assert!(quick.idle_ms < 1000);
         assert_eq!(quick.booted_variants(), Variant::QUICK.to_vec());
         // 5 sync-heavy + 5 compute-heavy + 3 idle (sm-steal, always-ipi,

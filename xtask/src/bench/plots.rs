@@ -278,7 +278,7 @@ fn plot(
         .filter(|s| s.section == spec.section && s.timed_out > 0)
         .map(|s| s.timeout_s)
         .collect();
-    let max_smp = config.smp.iter().copied().max().unwrap_or(1).max(2);
+    let max_smp = config.scope.smp.iter().copied().max().unwrap_or(1).max(2);
     let x_max = f64::from(max_smp).log2();
     let values = || {
         shapes

@@ -295,6 +295,7 @@ fn rows_of<'a>(
     variants: &[Variant],
 ) -> Vec<&'a ConfigSummary> {
     config
+        .scope
         .smp
         .iter()
         .flat_map(|&smp| {
@@ -411,6 +412,7 @@ fn render_ratios(
         headers.push("watchdog cost: sm-steal/sm-watchdog-off");
     }
     let rows: Vec<Vec<String>> = config
+        .scope
         .smp
         .iter()
         .map(|&smp| {
@@ -472,7 +474,7 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         let _ = writeln!(
             out,
             "\n{title} ({}x{}, {} iterations), medians [min-max] of {} run(s)",
-            grid.size, grid.size, grid.iterations, config.runs
+            grid.size, grid.size, grid.iterations, config.scope.runs
         );
         if section == Section::ComputeHeavy {
             let _ = writeln!(

@@ -1,4 +1,5 @@
-//! What stress and bench share: the boot a planner makes ([`boot_spec`]),
+//! What stress and bench share: their core counts and rounds ([`scope`]),
+//! the boot a planner makes ([`boot_spec`]),
 //! the order of boots ([`plan`]), the classified record of a boot
 //! ([`boot_record`], [`run_class`]), seeds, parallel boots, reproduce
 //! commands, percentiles, per-core statistics and the JSON file.
@@ -12,4 +13,5 @@ pub mod percentiles;
 pub mod plan;
 pub mod reproduce;
 pub mod run_class;
+pub mod scope;
 pub mod seeds;

@@ -23,7 +23,7 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
     }
     let mut config = BenchConfig::standard(args.smp.clone(), args.runs);
     config.grid_timeout_s = args.grid_timeout_s;
-    config.apic = args.apic;
+    config.scope.apic = args.apic;
     if !args.sections.is_empty() {
         config.sections = crate::bench::plan::Section::ALL
             .into_iter()
@@ -69,7 +69,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     println!(
         "bench: {boots} boots at most ({} configurations x {} run(s)), one at a time, host cores {host_cores}; a grid boot past {} s is recorded as timed out and not repeated",
         config.configurations().len(),
-        config.runs,
+        config.scope.runs,
         config.grid_timeout_s
     );
     let bar = boot_progress_bar(boots);

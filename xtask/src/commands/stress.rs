@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::campaign::json_file::write_json;
 use crate::campaign::run_class::RunClass;
+use crate::campaign::scope::CampaignScope;
 use crate::campaign::seeds::seed_from_time;
 use crate::cli::{MergeArgs, StressAction, StressArgs};
 use crate::error::{Result, XtaskError};
@@ -48,7 +49,10 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
         timeout_s: args.timeout_s,
         jobs: args.jobs.unwrap_or_else(default_jobs),
         shard: args.shard,
-        apic: args.apic,
+        scope: CampaignScope {
+            apic: args.apic,
+            ..defaults.scope.clone()
+        },
         ..defaults
     }
 }
@@ -72,8 +76,8 @@ pub fn run(args: &StressArgs) -> Result<()> {
         .unwrap_or_default();
     println!(
         "stress: {total} boots ({} per core count at {:?} cores{shard}), {} at a time, policy {}, base seed {} (replay the campaign with --seed {})",
-        config.runs,
-        config.smp,
+        config.scope.runs,
+        config.scope.smp,
         config.jobs,
         config.policy_name(),
         config.base_seed,
@@ -87,7 +91,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
         if !run.record.class.is_pass() {
             failed += 1;
         }
-        bar.suspend(|| print_run(run, config.runs));
+        bar.suspend(|| print_run(run, config.scope.runs));
         bar.inc(1);
         bar.set_message(format!("({failed} failed)"));
     })?;
@@ -124,7 +128,7 @@ fn run_merge(args: &MergeArgs) -> Result<()> {
     let merged = merge(files)?;
     println!(
         "stress merge: {shards} shard(s) of a campaign at {:?} cores, {} run(s) each, base seed {}",
-        merged.config.smp, merged.config.runs, merged.config.base_seed
+        merged.config.scope.smp, merged.config.scope.runs, merged.config.base_seed
     );
     report(
         &merged.config,
@@ -144,7 +148,7 @@ fn report(
     json: Option<&Path>,
     how: &str,
 ) -> Result<()> {
-    let summaries = stress_report::summarize(&config.smp, runs);
+    let summaries = stress_report::summarize(&config.scope.smp, runs);
     println!();
     print!("{}", stress_report::table(config, &summaries));
     if !config.expects_no_failures() {

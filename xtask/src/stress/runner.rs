@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::{self, Apic, Feature, IpiFault, Pool, WakePolicy, Watchdog};
+use crate::args::{self, Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::campaign::boot_record::BootRecord;
 use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::job_pool::run_jobs;
 use crate::campaign::plan::round_robin;
 use crate::campaign::run_class::RunClass;
+use crate::campaign::scope::CampaignScope;
 use crate::campaign::seeds::run_seed;
 use crate::error::{Result, XtaskError};
 use crate::guest::kernel_params::{GuestWorkload, KernelParams};
@@ -36,10 +37,9 @@ pub struct StressConfig {
     /// caller builds it).
     #[serde(skip)]
     pub build: BuildConfig,
-    /// Core counts, each booted `runs` times.
-    pub smp: Vec<u32>,
-    /// Boots per core count.
-    pub runs: u32,
+    /// Core counts, boots per core count, APIC mode.
+    #[serde(flatten)]
+    pub scope: CampaignScope,
     /// `policy=`; must be `None` for an `idle-poll` build.
     pub policy: Option<WakePolicy>,
     /// `chaos=on`.
@@ -69,8 +69,6 @@ pub struct StressConfig {
     pub stop_at_first_failure: bool,
     /// Boot only this slice of the plan (`--shard K/N`).
     pub shard: Option<Shard>,
-    /// The CPU's local APIC interface in every boot.
-    pub apic: Apic,
 }
 
 impl StressConfig {
@@ -79,8 +77,7 @@ impl StressConfig {
     pub fn new(smp: Vec<u32>, runs: u32, policy: WakePolicy) -> Self {
         Self {
             build: BuildConfig::default(),
-            smp,
-            runs,
+            scope: CampaignScope::new(smp, runs),
             policy: Some(policy),
             chaos: false,
             watchdog: Watchdog::Ms(args::DEFAULT_WATCHDOG_MS),
@@ -95,7 +92,6 @@ impl StressConfig {
             jobs: default_jobs(),
             stop_at_first_failure: false,
             shard: None,
-            apic: Apic::Xapic,
         }
     }
 
@@ -115,17 +111,7 @@ impl StressConfig {
 
     /// Checks what the command line checks; errors are usage errors.
     pub fn validate(&self) -> Result<()> {
-        if self.smp.is_empty() {
-            return Err(XtaskError::usage("--smp needs at least one core count"));
-        }
-        for &smp in &self.smp {
-            args::check_smp(smp).map_err(XtaskError::Usage)?;
-            // Stress boots QEMU's default machine, pc.
-            args::check_platform(smp, args::Machine::Pc, self.apic).map_err(XtaskError::Usage)?;
-        }
-        if self.runs == 0 {
-            return Err(XtaskError::usage("--runs must be at least 1"));
-        }
+        self.scope.validate()?;
         if self.jobs == 0 {
             return Err(XtaskError::usage("--jobs must be at least 1"));
         }
@@ -146,7 +132,7 @@ impl StressConfig {
                     "--fault stranded-steal strands stealable work: it needs the stealing pool, not --pool pinned",
                 ));
             }
-            if self.smp.contains(&1) {
+            if self.scope.smp.contains(&1) {
                 return Err(XtaskError::usage(
                     "--fault stranded-steal needs at least 2 cores (a publisher and an idle core): leave 1 out of --smp",
                 ));
@@ -167,7 +153,7 @@ impl StressConfig {
         }
         if self.pool == Some(Pool::Pinned) {
             let size = self.size.unwrap_or(DEFAULT_GRID_SIZE);
-            if let Some(&smp) = self.smp.iter().find(|&&smp| smp + 2 > size) {
+            if let Some(&smp) = self.scope.smp.iter().find(|&&smp| smp + 2 > size) {
                 return Err(XtaskError::usage(format!(
                     "--pool pinned gives every core a row of the grid: {smp} cores need --size {} or more (the grid is {size})",
                     smp + 2
@@ -195,13 +181,13 @@ impl StressConfig {
     /// only the boots of that slice, each with the order and seed it has in
     /// the whole plan.
     pub fn plan(&self) -> Vec<PlannedRun> {
-        round_robin(self.runs, self.smp.len())
+        round_robin(self.scope.runs, self.scope.smp.len())
             .filter(|slot| {
                 self.shard
                     .is_none_or(|shard| shard.holds(slot.round - 1, slot.item))
             })
             .map(|slot| {
-                let smp = self.smp[slot.item];
+                let smp = self.scope.smp[slot.item];
                 let seed = run_seed(self.base_seed, slot.order);
                 let params = KernelParams {
                     workload: Some(GuestWorkload::Laplace),
@@ -219,8 +205,14 @@ impl StressConfig {
                 .to_params();
                 // The limit stays out of the replay command: replaying a
                 // hang wants `cargo xtask run`'s own limit and a live echo.
-                let mut boot =
-                    BootSpec::new(&self.build, smp, self.apic, params, self.timeout_s, false);
+                let mut boot = BootSpec::new(
+                    &self.build,
+                    smp,
+                    self.scope.apic,
+                    params,
+                    self.timeout_s,
+                    false,
+                );
                 boot.stall_s = Some(self.stall_s);
                 boot.examine_on_timeout = true;
                 boot.ipi_oracle = self.ipi_oracle;
@@ -376,15 +368,24 @@ mod tests {
     fn bad_campaigns_are_usage_errors() {
         for broken in [
             StressConfig {
-                smp: vec![],
+                scope: CampaignScope {
+                    smp: vec![],
+                    ..config().scope
+                },
                 ..config()
             },
             StressConfig {
-                smp: vec![4, 65],
+                scope: CampaignScope {
+                    smp: vec![4, 65],
+                    ..config().scope
+                },
                 ..config()
             },
             StressConfig {
-                runs: 0,
+                scope: CampaignScope {
+                    runs: 0,
+                    ..config().scope
+                },
                 ..config()
             },
             StressConfig {
@@ -406,7 +407,10 @@ mod tests {
             },
             StressConfig {
                 fault: Some(IpiFault::StrandedSteal),
-                smp: vec![1, 4],
+                scope: CampaignScope {
+                    smp: vec![1, 4],
+                    ..config().scope
+                },
                 ..config()
             },
             StressConfig {
@@ -416,12 +420,18 @@ mod tests {
             },
             StressConfig {
                 pool: Some(Pool::Pinned),
-                smp: vec![4, 63],
+                scope: CampaignScope {
+                    smp: vec![4, 63],
+                    ..config().scope
+                },
                 ..config()
             },
             StressConfig {
                 pool: Some(Pool::Pinned),
-                smp: vec![16],
+                scope: CampaignScope {
+                    smp: vec![16],
+                    ..config().scope
+                },
                 size: Some(17),
                 ..config()
             },

@@ -170,6 +170,7 @@ mod tests {
     use crate::args::WakePolicy;
     use crate::campaign::boot_record::BootRecord;
     use crate::campaign::run_class::RunClass;
+    use crate::campaign::scope::CampaignScope;
     use crate::stress::runner::PlannedRun;
 
     #[test]
@@ -204,7 +205,10 @@ mod tests {
         for count in [2, 3, 4] {
             for index in 1..=count {
                 let config = StressConfig {
-                    smp: vec![4, 8, 16, 32],
+                    scope: CampaignScope {
+                        smp: vec![4, 8, 16, 32],
+                        ..campaign(None).scope
+                    },
                     ..campaign(Some(Shard { index, count }))
                 };
                 let smps: BTreeSet<u32> = config.plan().iter().map(|run| run.boot.smp).collect();
