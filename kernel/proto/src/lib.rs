@@ -10,6 +10,7 @@
 //!   watchdog's and the idle workload's markers;
 //! * [`stats_line`]: the `VIGIL-STATS` record (its field list once; the
 //!   kernel prints it, the host deserialises it with feature `serde`);
+//! * [`wake_kind`]: the keys of the record's wake-latency histograms;
 //! * the wake crate's [`Policy`] and [`State`], so their names exist once.
 //!
 //! `no_std` (with `alloc`) and free of `unsafe`. Every line kind has a
@@ -29,5 +30,6 @@ pub mod exit_code;
 pub mod serial_line;
 pub mod stats_line;
 pub mod test_line;
+pub mod wake_kind;
 
 pub use vigil_wake::{Policy, State};

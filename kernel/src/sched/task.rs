@@ -22,47 +22,7 @@ type Entry = Box<dyn FnOnce() + Send>;
 
 /// How the waker found the target core when it made this task runnable
 /// (recorded with the wake's TSC stamp, for the latency histograms).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum WakeKind {
-    /// Woken from its own core: no inbox, no protocol.
-    Local = 0,
-    /// The target core was running.
-    Running = 1,
-    /// The target core was between `Running -> Halting` and its commit.
-    Halting = 2,
-    /// The target core was halted (or committing to halt).
-    Halted = 3,
-}
-
-impl WakeKind {
-    /// Every kind, in histogram order.
-    pub const ALL: [WakeKind; 4] = [
-        WakeKind::Local,
-        WakeKind::Running,
-        WakeKind::Halting,
-        WakeKind::Halted,
-    ];
-
-    /// Name in reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            WakeKind::Local => "local",
-            WakeKind::Running => "running",
-            WakeKind::Halting => "halting",
-            WakeKind::Halted => "halted",
-        }
-    }
-
-    fn from_raw(raw: u8) -> WakeKind {
-        match raw {
-            1 => WakeKind::Running,
-            2 => WakeKind::Halting,
-            3 => WakeKind::Halted,
-            _ => WakeKind::Local,
-        }
-    }
-}
+pub use vigil_proto::wake_kind::WakeKind;
 
 /// A kernel task.
 pub struct Task {

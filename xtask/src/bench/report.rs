@@ -10,12 +10,19 @@ use serde::Serialize;
 
 use crate::bench::plan::{BenchConfig, Section, Variant};
 use crate::bench::runner::{BenchRun, BootStatus};
+use vigil_proto::wake_kind::WakeKind;
+
 use crate::campaign::per_core::PerCoreSpreads;
 use crate::campaign::percentiles::Spread;
 use crate::guest::pool_line::PoolLine;
 
-/// Wake-latency kinds reported, in order.
-pub const LATENCY_KINDS: [&str; 4] = ["local", "running", "halting", "halted"];
+/// Wake-latency kinds reported, in order (the kernel's histograms).
+pub const LATENCY_KINDS: [&str; 4] = [
+    WakeKind::Local.name(),
+    WakeKind::Running.name(),
+    WakeKind::Halting.name(),
+    WakeKind::Halted.name(),
+];
 
 /// Percentiles of one wake-latency kind over a configuration's boots.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
