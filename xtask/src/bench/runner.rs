@@ -168,6 +168,7 @@ pub fn idle_cost(record: &BootRecord) -> Option<IdleCost> {
 #[cfg(test)]
 pub fn grid_boot(configuration: Configuration, elapsed_ms: Option<u64>) -> BenchRun {
     use crate::guest::run_output::{GridResult, GridWorkload};
+    use crate::guest::verdict::Verdict;
     let class = if elapsed_ms.is_some() {
         RunClass::Passed
     } else {
@@ -184,7 +185,7 @@ pub fn grid_boot(configuration: Configuration, elapsed_ms: Option<u64>) -> Bench
             residual: 0,
             checksum: 0,
         }),
-        ..BootRecord::without_output(class, String::new(), "success")
+        ..BootRecord::without_output(class, String::new(), &Verdict::Success.to_string())
     };
     BenchRun::of(&configuration, 1, record)
 }

@@ -99,7 +99,7 @@ impl StressConfig {
     pub fn policy_name(&self) -> &'static str {
         match self.policy {
             Some(policy) => policy.kernel_name(),
-            None => "poll",
+            None => vigil_proto::Policy::Poll.name(),
         }
     }
 

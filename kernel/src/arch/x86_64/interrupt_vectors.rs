@@ -26,8 +26,9 @@ pub const SPURIOUS_VECTOR: u8 = 0xff;
 /// Highest core count the kernel runs on: every per-core array (these
 /// counters, the core table, the debug table the host reads) has this many
 /// entries. Above 255 cores x2APIC is needed (xAPIC ids are 8 bits, 0xff
-/// is the broadcast id).
-pub const MAX_CORES: usize = 256;
+/// is the broadcast id). The host reads the debug table with the same
+/// size, so the number is the protocol crate's.
+pub const MAX_CORES: usize = vigil_proto::debug_table::MAX_CORES;
 
 /// Per-core interrupt counts. Each core writes only its own entries.
 #[derive(Debug)]
