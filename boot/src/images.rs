@@ -33,56 +33,66 @@ pub struct ImagePaths {
     pub uefi: PathBuf,
 }
 
-/// Writes a BIOS-bootable disk image for `kernel_elf` to `out_path`.
+/// The firmware an image is laid out for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Firmware {
+    /// Legacy BIOS (SeaBIOS, Bochs's BIOS): an MBR image.
+    Bios,
+    /// UEFI (OVMF): a GPT image with an EFI system partition.
+    Uefi,
+}
+
+impl Firmware {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bios => "BIOS",
+            Self::Uefi => "UEFI",
+        }
+    }
+}
+
+/// Writes a `firmware`-bootable disk image for `kernel_elf` to `out_path`,
+/// with `ramdisk` (a file), if given, loaded by the bootloader and handed
+/// to the kernel (Vigil's boot parameters on machines without QEMU's
+/// fw_cfg).
 ///
 /// The image is written to a temporary file next to `out_path` and renamed
 /// into place, so a QEMU that still has the previous image open keeps
 /// reading a consistent file.
-pub fn create_bios_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
-    create_bios_image_with(kernel_elf, None, out_path)
-}
-
-/// [`create_bios_image`], with `ramdisk` (a file) loaded by the bootloader
-/// and handed to the kernel (Vigil's boot parameters on machines without
-/// QEMU's fw_cfg).
-pub fn create_bios_image_with(
+pub fn create_image(
+    firmware: Firmware,
     kernel_elf: &Path,
     ramdisk: Option<&Path>,
     out_path: &Path,
 ) -> Result<()> {
     check_kernel(kernel_elf)?;
+    let config = boot_config();
     write_atomically(out_path, |tmp| {
-        let mut boot = BiosBoot::new(kernel_elf);
-        if let Some(ramdisk) = ramdisk {
-            boot.set_ramdisk(ramdisk);
-        }
-        boot.set_boot_config(&boot_config())
-            .create_disk_image(tmp)
-            .with_context(|| format!("creating BIOS image from {}", kernel_elf.display()))
-    })
-}
-
-/// Writes a UEFI-bootable disk image for `kernel_elf` to `out_path`
-/// (atomically, like [`create_bios_image`]).
-pub fn create_uefi_image(kernel_elf: &Path, out_path: &Path) -> Result<()> {
-    create_uefi_image_with(kernel_elf, None, out_path)
-}
-
-/// [`create_uefi_image`] with a ramdisk (see [`create_bios_image_with`]).
-pub fn create_uefi_image_with(
-    kernel_elf: &Path,
-    ramdisk: Option<&Path>,
-    out_path: &Path,
-) -> Result<()> {
-    check_kernel(kernel_elf)?;
-    write_atomically(out_path, |tmp| {
-        let mut boot = UefiBoot::new(kernel_elf);
-        if let Some(ramdisk) = ramdisk {
-            boot.set_ramdisk(ramdisk);
-        }
-        boot.set_boot_config(&boot_config())
-            .create_disk_image(tmp)
-            .with_context(|| format!("creating UEFI image from {}", kernel_elf.display()))
+        // The two builders share their methods but no trait.
+        let written = match firmware {
+            Firmware::Bios => {
+                let mut boot = BiosBoot::new(kernel_elf);
+                if let Some(ramdisk) = ramdisk {
+                    boot.set_ramdisk(ramdisk);
+                }
+                boot.set_boot_config(&config).create_disk_image(tmp)
+            }
+            Firmware::Uefi => {
+                let mut boot = UefiBoot::new(kernel_elf);
+                if let Some(ramdisk) = ramdisk {
+                    boot.set_ramdisk(ramdisk);
+                }
+                boot.set_boot_config(&config).create_disk_image(tmp)
+            }
+        };
+        written.with_context(|| {
+            format!(
+                "creating {} image from {}",
+                firmware.name(),
+                kernel_elf.display()
+            )
+        })
     })
 }
 
@@ -93,7 +103,7 @@ pub fn create_images(kernel_elf: &Path, out_dir: &Path) -> Result<ImagePaths> {
 }
 
 /// [`create_images`], both images carrying `ramdisk` (see
-/// [`create_bios_image_with`]).
+/// [`create_image`]).
 pub fn create_images_with(
     kernel_elf: &Path,
     ramdisk: Option<&Path>,
@@ -106,8 +116,8 @@ pub fn create_images_with(
         bios: out_dir.join(BIOS_IMAGE_NAME),
         uefi: out_dir.join(UEFI_IMAGE_NAME),
     };
-    create_bios_image_with(kernel_elf, ramdisk, &paths.bios)?;
-    create_uefi_image_with(kernel_elf, ramdisk, &paths.uefi)?;
+    create_image(Firmware::Bios, kernel_elf, ramdisk, &paths.bios)?;
+    create_image(Firmware::Uefi, kernel_elf, ramdisk, &paths.uefi)?;
     Ok(paths)
 }
 
@@ -150,7 +160,8 @@ mod tests {
     fn missing_kernel_is_reported_with_its_path() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("no-such-kernel");
-        let err = create_bios_image(&missing, &dir.path().join("out.img")).unwrap_err();
+        let out = dir.path().join("out.img");
+        let err = create_image(Firmware::Bios, &missing, None, &out).unwrap_err();
         assert!(format!("{err:#}").contains("no-such-kernel"), "{err:#}");
         assert!(!dir.path().join("out.img").exists());
     }

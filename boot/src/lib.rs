@@ -4,7 +4,6 @@
 mod images;
 
 pub use images::{
-    BIOS_IMAGE_NAME, ImagePaths, UEFI_IMAGE_NAME, boot_config, check_kernel, create_bios_image,
-    create_bios_image_with, create_images, create_images_with, create_uefi_image,
-    create_uefi_image_with,
+    BIOS_IMAGE_NAME, Firmware, ImagePaths, UEFI_IMAGE_NAME, boot_config, check_kernel,
+    create_image, create_images, create_images_with,
 };

@@ -93,6 +93,9 @@ pub struct KernelArtifacts {
     /// symbolizing RIPs; the images hold the same code without the debug
     /// sections).
     pub elf: PathBuf,
+    /// The ELF the images carry: [`Self::elf`] without its debug sections,
+    /// or `elf` itself when stripping failed.
+    pub image_elf: PathBuf,
     /// MBR image for SeaBIOS.
     pub bios_image: PathBuf,
     /// GPT image for OVMF.
@@ -158,6 +161,7 @@ pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
     );
     Ok(KernelArtifacts {
         elf,
+        image_elf,
         bios_image: images.bios,
         uefi_image: images.uefi,
     })
@@ -186,16 +190,13 @@ pub fn build_kernel_with_params(
     let line_path = dir.join(vigil_proto::boot_params::RAMDISK_FILE);
     fs::write(&line_path, &line)
         .map_err(|err| XtaskError::failed(format!("writing {}: {err}", line_path.display())))?;
-    let image_elf = config.image_dir().join(STRIPPED_ELF_NAME);
-    let image_elf = if image_elf.is_file() {
-        image_elf
-    } else {
-        plain.elf.clone()
-    };
-    let images = vigil_boot::create_images_with(&image_elf, Some(&line_path), &dir)
+    // The ELF `build_kernel` put in its images (a stripped file left from
+    // an earlier build would be stale when this build's strip failed).
+    let images = vigil_boot::create_images_with(&plain.image_elf, Some(&line_path), &dir)
         .map_err(|err| XtaskError::failed(format!("creating disk images: {err:#}")))?;
     Ok(KernelArtifacts {
         elf: plain.elf,
+        image_elf: plain.image_elf,
         bios_image: images.bios,
         uefi_image: images.uefi,
     })

@@ -492,6 +492,7 @@ mod tests {
     fn a_missing_image_is_an_error_not_a_hang() {
         let kernel = KernelArtifacts {
             elf: PathBuf::from("/nonexistent/vigil-kernel"),
+            image_elf: PathBuf::from("/nonexistent/vigil-kernel"),
             bios_image: PathBuf::from("/nonexistent/vigil-bios.img"),
             uefi_image: PathBuf::from("/nonexistent/vigil-uefi.img"),
         };
