@@ -5,9 +5,8 @@ use crate::arch::{
     serial,
 };
 use crate::exit::{ExitCode, exit};
-use crate::params::{self, BootParams, Fault, Mode};
+use crate::params::{self, BootParams, Fault, Mode, Pool, Watchdog};
 use crate::sched::core_sched::{self, SchedConfig};
-use crate::sched::fork_join::Pool;
 use crate::sched::wakeup;
 use crate::smp::{cores, remote_call};
 use crate::{chaos, console, heap, ktest, memory, println, sched, smp, workloads};
@@ -57,7 +56,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     if params.chaos {
         chaos::enable(params.seed);
     }
-    sched::watchdog::configure(params.watchdog_ms);
+    sched::watchdog::configure(params.watchdog.scan_period_ms().unwrap_or(0));
     configure_ipi_fault(&params);
     sched::fork_join::configure(params.release);
     let pool = params.pool.unwrap_or(Pool::default_for(core_count));
@@ -90,9 +89,9 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         },
         params.backoff,
         pool.name(),
-        match params.watchdog_ms {
-            0 => alloc::string::String::from("off"),
-            ms => alloc::format!("{ms} ms"),
+        match params.watchdog {
+            Watchdog::Off => alloc::string::String::from("off"),
+            Watchdog::Ms(ms) => alloc::format!("{ms} ms"),
         },
         params.seed,
         if params.chaos { ", chaos on" } else { "" },

@@ -9,6 +9,7 @@ use std::ops::RangeInclusive;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 use vigil_proto::Policy;
+use vigil_proto::boot_params;
 
 /// Core counts QEMU is asked to emulate (the kernel's compiled maximum is
 /// 256; above [`XAPIC_MAX_SMP`] only with `--apic x2apic`).
@@ -183,14 +184,19 @@ pub enum IpiFault {
 }
 
 impl IpiFault {
-    /// The kernel's `fault=` value.
-    pub fn kernel_name(self) -> &'static str {
+    /// The kernel's fault it selects.
+    pub fn fault(self) -> boot_params::Fault {
         match self {
-            Self::DroppedIpi => "dropped-ipi",
-            Self::MisdirectedIpi => "misdirected-ipi",
-            Self::MiscountedIpi => "miscounted-ipi",
-            Self::StrandedSteal => "stranded-steal",
+            Self::DroppedIpi => boot_params::Fault::DroppedIpi,
+            Self::MisdirectedIpi => boot_params::Fault::MisdirectedIpi,
+            Self::MiscountedIpi => boot_params::Fault::MiscountedIpi,
+            Self::StrandedSteal => boot_params::Fault::StrandedSteal,
         }
+    }
+
+    /// The kernel's `fault=` value (vigil-proto's name).
+    pub fn kernel_name(self) -> &'static str {
+        self.fault().name()
     }
 }
 
@@ -212,12 +218,17 @@ pub enum Pool {
 }
 
 impl Pool {
-    /// The kernel's name for it.
-    pub fn kernel_name(self) -> &'static str {
+    /// The kernel's pool it selects.
+    pub fn pool(self) -> boot_params::Pool {
         match self {
-            Self::Pinned => "pinned",
-            Self::Steal => "steal",
+            Self::Pinned => boot_params::Pool::Pinned,
+            Self::Steal => boot_params::Pool::Steal,
         }
+    }
+
+    /// The kernel's name for it (vigil-proto's).
+    pub fn kernel_name(self) -> &'static str {
+        self.pool().name()
     }
 }
 
@@ -238,12 +249,17 @@ pub enum Backoff {
 }
 
 impl Backoff {
-    /// The kernel's name for it.
-    pub fn kernel_name(self) -> &'static str {
+    /// The kernel's named `backoff=` value it selects.
+    pub fn backoff(self) -> boot_params::Backoff {
         match self {
-            Self::Off => "off",
-            Self::Adaptive => "adaptive",
+            Self::Off => boot_params::Backoff::Off,
+            Self::Adaptive => boot_params::Backoff::Adaptive,
         }
+    }
+
+    /// The kernel's name for it (vigil-proto's).
+    pub fn kernel_name(self) -> &'static str {
+        self.backoff().name()
     }
 }
 
@@ -264,22 +280,24 @@ pub enum Watchdog {
     Ms(u32),
 }
 
-/// Watchdog scan periods the kernel accepts, ms.
-pub const WATCHDOG_MS_RANGE: RangeInclusive<u32> = 1..=60_000;
-/// The kernel's default watchdog scan period, ms.
-pub const DEFAULT_WATCHDOG_MS: u32 = 20;
-/// Grid sides the kernel accepts (`size=`).
-pub const GRID_SIZE_RANGE: RangeInclusive<u32> = 4..=4096;
-/// Iteration counts the kernel accepts (`iterations=`).
-pub const ITERATIONS_RANGE: RangeInclusive<u32> = 1..=10_000_000;
+/// What the kernel accepts and defaults to (vigil-proto's): watchdog scan
+/// periods (ms), grid sides (`size=`), iteration counts (`iterations=`).
+pub use vigil_proto::boot_params::{
+    DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE,
+};
 
 impl Watchdog {
-    /// The `watchdog=` value.
-    pub fn param_value(self) -> String {
+    /// The kernel's watchdog setting it selects.
+    pub fn setting(self) -> boot_params::Watchdog {
         match self {
-            Self::Off => "off".to_string(),
-            Self::Ms(ms) => ms.to_string(),
+            Self::Off => boot_params::Watchdog::Off,
+            Self::Ms(ms) => boot_params::Watchdog::Ms(ms),
         }
+    }
+
+    /// The `watchdog=` value (vigil-proto's spelling).
+    pub fn param_value(self) -> String {
+        self.setting().value()
     }
 }
 
@@ -295,7 +313,7 @@ impl fmt::Display for Watchdog {
 /// Parses `--watchdog-ms`: `off` or milliseconds in [`WATCHDOG_MS_RANGE`].
 pub fn parse_watchdog(text: &str) -> Result<Watchdog, String> {
     let text = text.trim();
-    if text == "off" {
+    if text == boot_params::OFF {
         return Ok(Watchdog::Off);
     }
     let ms: u32 = text.parse().map_err(|_| {
@@ -598,6 +616,39 @@ mod tests {
         assert!(WakePolicy::from_str("poll", false).is_err());
         assert!(WakePolicy::StateMachine.is_correct() && WakePolicy::AlwaysIpi.is_correct());
         assert!(!WakePolicy::RacyFlag.is_correct());
+    }
+
+    #[test]
+    fn clap_value_names_are_the_kernels() {
+        for fault in IpiFault::value_variants() {
+            let cli = fault.to_possible_value().expect("not hidden");
+            assert_eq!(cli.get_name(), fault.fault().name());
+            assert_eq!(
+                serde_json::to_string(fault).unwrap(),
+                format!("\"{}\"", fault.kernel_name())
+            );
+        }
+        for pool in Pool::value_variants() {
+            let cli = pool.to_possible_value().expect("not hidden");
+            assert_eq!(cli.get_name(), pool.pool().name());
+            assert_eq!(
+                serde_json::to_string(pool).unwrap(),
+                format!("\"{}\"", pool.kernel_name())
+            );
+        }
+        for backoff in Backoff::value_variants() {
+            let cli = backoff.to_possible_value().expect("not hidden");
+            assert_eq!(cli.get_name(), backoff.backoff().name());
+            assert_eq!(
+                serde_json::to_string(backoff).unwrap(),
+                format!("\"{}\"", backoff.kernel_name())
+            );
+        }
+        assert_eq!(Watchdog::Off.param_value(), boot_params::OFF);
+        assert_eq!(
+            parse_watchdog(&DEFAULT_WATCHDOG_MS.to_string()),
+            Ok(Watchdog::Ms(DEFAULT_WATCHDOG_MS))
+        );
     }
 
     #[test]

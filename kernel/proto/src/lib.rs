@@ -1,7 +1,9 @@
 //! What the Vigil kernel says to its host harness, defined once: the kernel
 //! formats with it, `xtask` parses with it.
 //!
-//! * [`boot_params`]: where the kernel finds its parameter line;
+//! * [`boot_params`]: the parameter line: where the kernel finds it, its
+//!   keys, values, ranges and defaults, the kernel's parser and the host's
+//!   formatter;
 //! * [`debug_table`]: the layout of the table a host reads from a hung guest;
 //! * [`exit_code`]: the codes written to QEMU's `isa-debug-exit` port, and
 //!   the QEMU exit status each one becomes;

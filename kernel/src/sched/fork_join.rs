@@ -14,52 +14,13 @@ use super::latch::Latch;
 use super::round_watch;
 use super::task::TaskRef;
 use super::wakeup::{self, JoinHandle, park};
+use crate::params::{Pool, Release};
 use crate::println;
 use crate::smp::cores::MAX_CORES;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::{Mutex, Once};
-
-/// How a round is released.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Release {
-    /// The caller wakes every worker.
-    Flat,
-    /// Each woken worker wakes its two children first.
-    Tree,
-}
-
-/// How a fork-join round hands out its work (`pool=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pool {
-    /// One job per worker, each worker a task pinned to its core (this
-    /// module's [`ForkJoin`]).
-    Pinned,
-    /// Stealable chunks run by whichever cores are awake
-    /// ([`StealJoin`](super::steal_join::StealJoin)).
-    Steal,
-}
-
-impl Pool {
-    /// The default for `cores` cores: stealing, but on a single core the
-    /// pinned pool (its one worker is the caller's core, and the bench
-    /// measured the stealing pool's lock and chunk bookkeeping there at
-    /// 3-4% of sync-heavy and compute-heavy Laplace; at 2 to 32 cores the
-    /// stealing pool was 2.3x to 13x faster sync-heavy, and at most 9%
-    /// slower compute-heavy, see the README).
-    pub fn default_for(cores: usize) -> Self {
-        if cores > 1 { Self::Steal } else { Self::Pinned }
-    }
-
-    /// The parameter's value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Pinned => "pinned",
-            Self::Steal => "steal",
-        }
-    }
-}
 
 static POOL: spin::Once<Pool> = spin::Once::new();
 

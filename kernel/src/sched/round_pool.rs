@@ -1,8 +1,9 @@
 //! [`RoundPool`]: the fork-join pool a workload asked for (`pool=`), pinned
 //! or stealing, behind one interface.
 
-use super::fork_join::{ForkJoin, Job, Pool};
+use super::fork_join::{ForkJoin, Job};
 use super::steal_join::StealJoin;
+use crate::params::Pool;
 
 /// A fork-join pool of either kind.
 #[derive(Debug)]

@@ -49,7 +49,7 @@ impl Round {
 }
 
 /// The first round in which `fault=stranded-steal` may strand a round.
-pub const STRANDED_ROUND: u64 = 10;
+pub use vigil_proto::boot_params::STRANDED_ROUND;
 static STRAND: AtomicBool = AtomicBool::new(false);
 
 /// Fault injection: one round of the next pool, from [`STRANDED_ROUND`] on,

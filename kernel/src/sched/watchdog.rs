@@ -23,9 +23,6 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use vigil_proto::serial_line::LOST_WAKEUP_PREFIX;
 use vigil_wake::FoundAt;
 
-/// Default scan period of the watchdog core.
-pub const DEFAULT_WATCHDOG_MS: u32 = 20;
-
 /// The core that scans the others.
 pub const WATCHDOG_CORE: usize = 0;
 

@@ -15,6 +15,7 @@
 //!   value as 8 little-endian bytes.
 
 use crate::arch::tsc;
+use crate::params::{Pool, Workload};
 use crate::println;
 use crate::sched::fork_join::{self, Job};
 use crate::sched::round_pool::RoundPool;
@@ -200,8 +201,8 @@ const PROGRESS_EVERY_MS: u64 = 10_000;
 /// pass instead.
 pub fn check_grid_fits(size: usize, workload: &str) -> Result<(), alloc::string::String> {
     let cores = cores::count();
-    let floor = workload == "floor";
-    if !(floor || fork_join::pool_kind() == fork_join::Pool::Pinned) || size - 2 >= cores {
+    let floor = workload == Workload::Floor.name();
+    if !(floor || fork_join::pool_kind() == Pool::Pinned) || size - 2 >= cores {
         return Ok(());
     }
     let (pool, alternative) = if floor {
@@ -238,11 +239,11 @@ pub const MIN_CHUNK_POINTS: usize = 2000;
 /// worker core with the pinned pool; with the stealing pool, as many
 /// chunks of about [`MIN_CHUNK_POINTS`] as the grid holds (whole rows),
 /// at most one per core.
-pub fn block_count(size: usize, pool: fork_join::Pool) -> usize {
+pub fn block_count(size: usize, pool: Pool) -> usize {
     let workers = worker_count(size);
     match pool {
-        fork_join::Pool::Pinned => workers,
-        fork_join::Pool::Steal => {
+        Pool::Pinned => workers,
+        Pool::Steal => {
             let interior = size - 2;
             let rows_per_chunk = MIN_CHUNK_POINTS.div_ceil(interior);
             workers.min(interior.div_ceil(rows_per_chunk)).max(1)

@@ -14,6 +14,9 @@
 use std::collections::HashMap;
 use std::process::Command;
 
+use vigil_proto::Policy;
+use vigil_proto::boot_params::{Mode, ParamLine, Pool};
+
 use crate::args::{Apic, Feature};
 use crate::cli::TestArgs;
 use crate::commands::mutants;
@@ -59,12 +62,20 @@ pub struct KernelSuite {
 /// is the caller; one core's default pool is the pinned one), and the
 /// scheduler tests of the `idle-poll` build at 2 cores.
 pub fn kernel_suites() -> Vec<KernelSuite> {
-    let suite = |name: String, build: BuildConfig, smp: u32, params: &[&str]| KernelSuite {
+    let suite = |name: String, build: BuildConfig, smp: u32, params: ParamLine| KernelSuite {
         name,
         build,
         smp,
         apic: Apic::Xapic,
-        params: params.iter().map(|param| param.to_string()).collect(),
+        params: ParamLine {
+            mode: Some(Mode::Test),
+            ..params
+        }
+        .tokens(),
+    };
+    let sched = || ParamLine {
+        test_filter: Some("sched".to_string()),
+        ..ParamLine::default()
     };
     let mut suites: Vec<KernelSuite> = KERNEL_TEST_SMP
         .iter()
@@ -73,7 +84,7 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
                 format!("kernel smp={smp}"),
                 BuildConfig::default(),
                 smp,
-                &["mode=test"],
+                ParamLine::default(),
             )
         })
         .collect();
@@ -84,7 +95,7 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
                 format!("kernel smp={smp} x2apic"),
                 BuildConfig::default(),
                 smp,
-                &["mode=test"],
+                ParamLine::default(),
             )
         });
     }
@@ -92,13 +103,19 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
         "kernel sched always-ipi smp=4".to_string(),
         BuildConfig::default(),
         4,
-        &["mode=test", "test=sched", "policy=always-ipi"],
+        ParamLine {
+            policy: Some(Policy::AlwaysIpi),
+            ..sched()
+        },
     ));
     suites.push(suite(
         "kernel sched pool=steal smp=1".to_string(),
         BuildConfig::default(),
         1,
-        &["mode=test", "test=sched", "pool=steal"],
+        ParamLine {
+            pool: Some(Pool::Steal),
+            ..sched()
+        },
     ));
     suites.push(suite(
         "kernel sched idle-poll smp=2".to_string(),
@@ -107,7 +124,7 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
             features: vec![Feature::IdlePoll],
         },
         2,
-        &["mode=test", "test=sched"],
+        sched(),
     ));
     suites
 }

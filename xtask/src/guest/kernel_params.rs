@@ -4,6 +4,7 @@
 use std::fmt;
 
 use serde::Serialize;
+use vigil_proto::boot_params::{ParamLine, Workload};
 
 use crate::args::{Backoff, IpiFault, Pool, WakePolicy, Watchdog};
 
@@ -20,13 +21,18 @@ pub enum GuestWorkload {
 }
 
 impl GuestWorkload {
-    /// The kernel's name.
-    pub fn name(self) -> &'static str {
+    /// The kernel's workload it selects.
+    pub fn workload(self) -> Workload {
         match self {
-            Self::Laplace => "laplace",
-            Self::Floor => "floor",
-            Self::Idle => "idle",
+            Self::Laplace => Workload::Laplace,
+            Self::Floor => Workload::Floor,
+            Self::Idle => Workload::Idle,
         }
+    }
+
+    /// The kernel's name (vigil-proto's).
+    pub fn name(self) -> &'static str {
+        self.workload().name()
     }
 }
 
@@ -64,43 +70,27 @@ pub struct KernelParams {
 }
 
 impl KernelParams {
-    /// The `key=value` tokens, in a fixed order.
+    /// The kernel's parameter line for these settings.
+    pub fn param_line(&self) -> ParamLine {
+        ParamLine {
+            workload: self.workload.map(GuestWorkload::workload),
+            policy: self.policy.map(WakePolicy::policy),
+            seed: self.seed,
+            chaos: self.chaos,
+            watchdog: self.watchdog.map(Watchdog::setting),
+            fault: self.fault.map(IpiFault::fault),
+            size: self.size,
+            iterations: self.iterations,
+            idle_ms: self.idle_ms,
+            pool: self.pool.map(Pool::pool),
+            backoff: self.backoff.map(|backoff| backoff.backoff().mode()),
+            ..ParamLine::default()
+        }
+    }
+
+    /// The `key=value` tokens, in vigil-proto's fixed order.
     pub fn to_params(&self) -> Vec<String> {
-        let mut params = Vec::new();
-        if let Some(workload) = self.workload {
-            params.push(format!("workload={workload}"));
-        }
-        if let Some(policy) = self.policy {
-            params.push(format!("policy={policy}"));
-        }
-        if let Some(seed) = self.seed {
-            params.push(format!("seed={seed}"));
-        }
-        if let Some(chaos) = self.chaos {
-            params.push(format!("chaos={}", if chaos { "on" } else { "off" }));
-        }
-        if let Some(watchdog) = self.watchdog {
-            params.push(format!("watchdog={}", watchdog.param_value()));
-        }
-        if let Some(fault) = self.fault {
-            params.push(format!("fault={fault}"));
-        }
-        if let Some(size) = self.size {
-            params.push(format!("size={size}"));
-        }
-        if let Some(iterations) = self.iterations {
-            params.push(format!("iterations={iterations}"));
-        }
-        if let Some(idle_ms) = self.idle_ms {
-            params.push(format!("idle_ms={idle_ms}"));
-        }
-        if let Some(pool) = self.pool {
-            params.push(format!("pool={pool}"));
-        }
-        if let Some(backoff) = self.backoff {
-            params.push(format!("backoff={backoff}"));
-        }
-        params
+        self.param_line().tokens()
     }
 }
 
@@ -139,5 +129,34 @@ mod tests {
             idle.to_params().join(" "),
             "workload=idle chaos=off watchdog=200 idle_ms=3000"
         );
+    }
+
+    #[test]
+    fn params_parse_back_to_the_settings() {
+        let params = KernelParams {
+            workload: Some(GuestWorkload::Floor),
+            policy: Some(WakePolicy::AlwaysIpi),
+            watchdog: Some(Watchdog::Ms(50)),
+            fault: Some(IpiFault::StrandedSteal),
+            pool: Some(Pool::Steal),
+            backoff: Some(Backoff::Adaptive),
+            ..KernelParams::default()
+        };
+        let parsed = vigil_proto::boot_params::parse(&params.to_params().join(" ")).unwrap();
+        assert_eq!(parsed.workload, Workload::Floor);
+        assert_eq!(parsed.policy, vigil_proto::Policy::AlwaysIpi);
+        assert_eq!(parsed.watchdog, vigil_proto::boot_params::Watchdog::Ms(50));
+        assert_eq!(parsed.fault, vigil_proto::boot_params::Fault::StrandedSteal);
+        assert_eq!(parsed.pool, Some(vigil_proto::boot_params::Pool::Steal));
+        for workload in [
+            GuestWorkload::Laplace,
+            GuestWorkload::Floor,
+            GuestWorkload::Idle,
+        ] {
+            assert_eq!(
+                serde_json::to_string(&workload).unwrap(),
+                format!("\"{}\"", workload.name())
+            );
+        }
     }
 }

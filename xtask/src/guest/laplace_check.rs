@@ -9,8 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::guest::laplace_reference::{self, LaplaceResult};
 use crate::guest::run_output::{GridResult, grid_results};
 
-/// Grid sides the kernel accepts (`size=`).
-pub const GRID_SIZE_RANGE: std::ops::RangeInclusive<usize> = 4..=4096;
+/// Grid sides the kernel accepts (`size=`): vigil-proto's range, as sizes.
+pub const GRID_SIZE_RANGE: std::ops::RangeInclusive<usize> = std::ops::RangeInclusive::new(
+    *vigil_proto::boot_params::GRID_SIZE_RANGE.start() as usize,
+    *vigil_proto::boot_params::GRID_SIZE_RANGE.end() as usize,
+);
 
 /// One result line and what the host expected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

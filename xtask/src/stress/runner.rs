@@ -19,11 +19,9 @@ use crate::guest::kernel_params::{GuestWorkload, KernelParams};
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts};
 use crate::stress::shard::Shard;
 
-/// The first fork-join round `fault=stranded-steal` may strand (kernel
-/// `sched::steal_join::STRANDED_ROUND`).
-pub const STRANDED_ROUND: u64 = 10;
-/// The kernel's default Laplace grid side (`size=`).
-pub const DEFAULT_GRID_SIZE: u32 = 64;
+/// The first fork-join round `fault=stranded-steal` may strand, and the
+/// kernel's default Laplace grid side (`size=`): vigil-proto's.
+pub use vigil_proto::boot_params::{DEFAULT_GRID_SIZE, STRANDED_ROUND};
 
 /// Default seconds without serial output before a guest counts as stuck.
 pub const DEFAULT_STALL_S: u64 = 60;

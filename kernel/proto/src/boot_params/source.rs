@@ -1,8 +1,5 @@
-//! Where the kernel finds its boot parameters (one line of `KEY=VALUE`
-//! words): QEMU's fw_cfg file when there is one (the harness's usual path),
-//! otherwise the disk image's ramdisk, written by the image builder
-//! (`cargo xtask build KEY=VALUE ...`), for machines without fw_cfg (Bochs,
-//! real hardware). fw_cfg wins when both exist.
+//! Where the kernel finds its parameter line: QEMU's fw_cfg file, else the
+//! disk image's ramdisk (fw_cfg wins when both exist).
 
 /// The fw_cfg file the harness writes the parameter line to.
 pub const FW_CFG_FILE: &str = "opt/vigil/cmdline";

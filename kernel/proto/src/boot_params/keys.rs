@@ -1,0 +1,107 @@
+//! The parameter line's keys.
+
+/// A boot-parameter key: the `key` of a `key=value` word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// `mode=`: what the kernel does after boot ([`Mode`](super::Mode)).
+    Mode,
+    /// `test=`: run only the in-kernel tests whose name contains it.
+    Test,
+    /// `fault=`: a fault injected on purpose ([`Fault`](super::Fault)).
+    Fault,
+    /// `workload=`: what run mode runs ([`Workload`](super::Workload)).
+    Workload,
+    /// `size=`: the grid side of the grid workloads.
+    Size,
+    /// `iterations=`: rounds (or round trips) of the workload.
+    Iterations,
+    /// `policy=`: the wake policy ([`POLICY_PARAMS`](super::POLICY_PARAMS)).
+    Policy,
+    /// `seed=`: the seed of every seeded choice (faults, chaos).
+    Seed,
+    /// `chaos=`: seeded delays at the protocol's critical points
+    /// ([`Switch`](super::Switch)).
+    Chaos,
+    /// `backoff=`: how long an idle core polls before it halts
+    /// ([`Backoff`](super::Backoff)).
+    Backoff,
+    /// `watchdog=`: the lost-wakeup watchdog ([`Watchdog`](super::Watchdog)).
+    Watchdog,
+    /// `idle_ms=`: how long `workload=idle` idles.
+    IdleMs,
+    /// `release=`: how a fork-join round wakes its workers
+    /// ([`Release`](super::Release)).
+    Release,
+    /// `pool=`: how a fork-join round hands out its work
+    /// ([`Pool`](super::Pool)).
+    Pool,
+}
+
+impl Key {
+    /// Every key, in the order the kernel lists them when it rejects an
+    /// unknown one.
+    pub const ALL: [Key; 14] = [
+        Key::Mode,
+        Key::Test,
+        Key::Fault,
+        Key::Workload,
+        Key::Size,
+        Key::Iterations,
+        Key::Policy,
+        Key::Seed,
+        Key::Chaos,
+        Key::Backoff,
+        Key::Watchdog,
+        Key::IdleMs,
+        Key::Release,
+        Key::Pool,
+    ];
+
+    /// The key as the line spells it (case-sensitive).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Key::Mode => "mode",
+            Key::Test => "test",
+            Key::Fault => "fault",
+            Key::Workload => "workload",
+            Key::Size => "size",
+            Key::Iterations => "iterations",
+            Key::Policy => "policy",
+            Key::Seed => "seed",
+            Key::Chaos => "chaos",
+            Key::Backoff => "backoff",
+            Key::Watchdog => "watchdog",
+            Key::IdleMs => "idle_ms",
+            Key::Release => "release",
+            Key::Pool => "pool",
+        }
+    }
+
+    /// The key spelled `name`, if there is one.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Key> {
+        Key::ALL.into_iter().find(|key| key.name() == name)
+    }
+
+    /// Its place in [`Key::ALL`].
+    #[must_use]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_found_by_its_name_at_its_index() {
+        for (index, key) in Key::ALL.into_iter().enumerate() {
+            assert_eq!(Key::from_name(key.name()), Some(key));
+            assert_eq!(key.index(), index);
+        }
+        assert_eq!(Key::from_name("Mode"), None);
+        assert_eq!(Key::from_name("idle-ms"), None);
+    }
+}

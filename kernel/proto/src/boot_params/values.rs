@@ -1,0 +1,265 @@
+//! The values each key takes: one enum per key with named values, each
+//! with its names once (`name()`) and every value in the order the kernel
+//! lists them when it rejects another (`ALL`).
+
+use super::ranges::{BACKOFF_US_RANGE, WATCHDOG_MS_RANGE};
+use vigil_wake::{BackoffMode, Policy};
+
+/// The word `backoff=`, `watchdog=` and `chaos=` take to turn their
+/// feature off.
+pub const OFF: &str = "off";
+
+/// An enum of named values: `name()`, `ALL` (in declaration order) and
+/// `from_name()`.
+macro_rules! named_values {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident => $text:expr, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$variant_meta])* $variant, )+
+        }
+
+        impl $name {
+            /// Every value, in the order the kernel lists them.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The value as the parameter line spells it.
+            #[must_use]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $text, )+
+                }
+            }
+
+            /// The value spelled `name`, if there is one.
+            #[must_use]
+            pub fn from_name(name: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|value| value.name() == name)
+            }
+        }
+    };
+}
+
+named_values! {
+    /// What the kernel does after boot (`mode=`).
+    pub enum Mode {
+        /// Run the selected workload and print statistics.
+        Run => "run",
+        /// Run the in-kernel test suite.
+        Test => "test",
+    }
+}
+
+named_values! {
+    /// Fault injected on purpose, so the harness can prove it detects each
+    /// kind (`fault=`).
+    pub enum Fault {
+        /// No fault.
+        None => "none",
+        /// `panic!` on the bootstrap core.
+        Panic => "panic",
+        /// Load an empty IDT and raise an exception: a triple fault.
+        Triple => "triple-fault",
+        /// Stop making progress forever (interrupts off, halted).
+        Hang => "hang",
+        /// Touch an unmapped guard page.
+        GuardPageRead => "page-fault",
+        /// Overflow core 1's stack into its guard page.
+        ApStackOverflow => "ap-stack-overflow",
+        /// Drop one fork-join release wake (round 10, the last worker): a
+        /// task wake lost above the wake protocol, for the stuck-round watch
+        /// to find.
+        DroppedTaskWake => "dropped-task-wake",
+        /// At a seeded round, a waker claims a halted core and sends no IPI.
+        DroppedIpi => "dropped-ipi",
+        /// At a seeded round, a waker claims a halted core and sends the IPI
+        /// to another core.
+        MisdirectedIpi => "misdirected-ipi",
+        /// At a seeded round, one wake IPI is sent but left out of the
+        /// guest's per-destination count (for the host's QEMU-trace oracle
+        /// to catch).
+        MiscountedIpi => "miscounted-ipi",
+        /// `pool=steal`: in one round (from [`STRANDED_ROUND`], when every
+        /// other core is registered idle), the publisher drops the search
+        /// wake it chose and parks without taking a chunk: stealable work
+        /// stranded with every core halted, for the strand watch and the
+        /// host to find.
+        StrandedSteal => "stranded-steal",
+    }
+}
+
+/// The first fork-join round in which [`Fault::StrandedSteal`] may strand a
+/// round: a run needs at least this many `iterations=` for it to fire.
+pub const STRANDED_ROUND: u64 = 10;
+
+named_values! {
+    /// The workload run in [`Mode::Run`] (`workload=`).
+    pub enum Workload {
+        /// Jacobi iteration on a `size`×`size` grid, `iterations` fork-join
+        /// rounds over every core.
+        Laplace => "laplace",
+        /// Laplace with bare IPI-released workers: no tasks or protocol on
+        /// the critical path (the platform's floor).
+        Floor => "floor",
+        /// Every core idles for `idle_ms`.
+        Idle => "idle",
+        /// Boot, report, exit.
+        None => "none",
+        /// Ping-pong between tasks on cores 0 and 1 (`iterations` round
+        /// trips).
+        PingPong => "ping-pong",
+    }
+}
+
+named_values! {
+    /// How a fork-join round wakes its workers (`release=`).
+    pub enum Release {
+        /// The caller wakes every worker.
+        Flat => "flat",
+        /// Each woken worker wakes its two children first (the default).
+        Tree => "tree",
+    }
+}
+
+named_values! {
+    /// How a fork-join round hands out its work (`pool=`).
+    pub enum Pool {
+        /// One job per worker, each worker a task pinned to its core.
+        Pinned => "pinned",
+        /// Stealable chunks run by whichever cores are awake.
+        Steal => "steal",
+    }
+}
+
+impl Pool {
+    /// The default for `cores` cores: stealing, but on a single core the
+    /// pinned pool (its one worker is the caller's core, and the bench
+    /// measured the stealing pool's lock and chunk bookkeeping there at
+    /// 3-4% of sync-heavy and compute-heavy Laplace; at 2 to 32 cores the
+    /// stealing pool was 2.3x to 13x faster sync-heavy, and at most 9%
+    /// slower compute-heavy, see the README).
+    #[must_use]
+    pub const fn default_for(cores: usize) -> Self {
+        if cores > 1 { Self::Steal } else { Self::Pinned }
+    }
+}
+
+named_values! {
+    /// An on/off setting (`chaos=`).
+    pub enum Switch {
+        /// Off (the default).
+        Off => OFF,
+        /// On.
+        On => "on",
+    }
+}
+
+impl Switch {
+    /// `On` for `true`.
+    #[must_use]
+    pub const fn from_bool(on: bool) -> Self {
+        if on { Self::On } else { Self::Off }
+    }
+
+    /// Whether it is `On`.
+    #[must_use]
+    pub const fn is_on(self) -> bool {
+        matches!(self, Self::On)
+    }
+}
+
+named_values! {
+    /// The named values of `backoff=` (which also takes a fixed poll time
+    /// in µs, in [`BACKOFF_US_RANGE`]).
+    pub enum Backoff {
+        /// No poll: straight to the halt path.
+        Off => OFF,
+        /// The adaptive poll (the default).
+        Adaptive => "adaptive",
+    }
+}
+
+impl Backoff {
+    /// The wake crate's mode it selects.
+    #[must_use]
+    pub const fn mode(self) -> BackoffMode {
+        match self {
+            Self::Off => BackoffMode::Off,
+            Self::Adaptive => BackoffMode::Adaptive,
+        }
+    }
+}
+
+/// The `backoff=` value selecting `mode`: a name, or the fixed poll time in
+/// µs.
+#[must_use]
+pub fn backoff_value(mode: BackoffMode) -> alloc::string::String {
+    use alloc::string::ToString;
+    match mode {
+        BackoffMode::Off => Backoff::Off.name().to_string(),
+        BackoffMode::Adaptive => Backoff::Adaptive.name().to_string(),
+        BackoffMode::FixedUs(us) => us.to_string(),
+    }
+}
+
+/// What `expected` says when a `backoff=` value is rejected.
+pub(super) fn backoff_expected() -> alloc::string::String {
+    alloc::format!(
+        "`{}`, `{}` or a poll time in us in {}..={}",
+        Backoff::Off.name(),
+        Backoff::Adaptive.name(),
+        BACKOFF_US_RANGE.start(),
+        BACKOFF_US_RANGE.end()
+    )
+}
+
+/// The lost-wakeup watchdog setting (`watchdog=off|MS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Watchdog {
+    /// `off`: every in-guest lost-wakeup check off, cores truly tickless (a
+    /// lost wakeup hangs the guest, for the host to examine).
+    Off,
+    /// Lost-wakeup checks on, the watchdog core scanning every this many
+    /// ms (in [`WATCHDOG_MS_RANGE`]).
+    Ms(u32),
+}
+
+impl Watchdog {
+    /// The scan period in ms, `None` when off.
+    #[must_use]
+    pub const fn scan_period_ms(self) -> Option<u32> {
+        match self {
+            Self::Off => None,
+            Self::Ms(ms) => Some(ms),
+        }
+    }
+
+    /// The `watchdog=` value.
+    #[must_use]
+    pub fn value(self) -> alloc::string::String {
+        use alloc::string::ToString;
+        match self {
+            Self::Off => OFF.to_string(),
+            Self::Ms(ms) => ms.to_string(),
+        }
+    }
+}
+
+/// What `expected` says when a `watchdog=` value is rejected.
+pub(super) fn watchdog_expected() -> alloc::string::String {
+    alloc::format!(
+        "`{OFF}` or a scan period in ms in {}..={}",
+        WATCHDOG_MS_RANGE.start(),
+        WATCHDOG_MS_RANGE.end()
+    )
+}
+
+/// The policies `policy=` takes: the wake crate's, less `poll` (what an
+/// `idle-poll` build runs, never a parameter). Their names are the wake
+/// crate's (`Policy::name`), defined there once.
+pub const POLICY_PARAMS: [Policy; 3] = [Policy::StateMachine, Policy::AlwaysIpi, Policy::RacyFlag];
