@@ -90,7 +90,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         params.backoff,
         pool.name(),
         match params.watchdog {
-            Watchdog::Off => alloc::string::String::from("off"),
+            Watchdog::Off => alloc::string::String::from(vigil_proto::boot_params::OFF),
             Watchdog::Ms(ms) => alloc::format!("{ms} ms"),
         },
         params.seed,

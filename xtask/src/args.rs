@@ -304,7 +304,7 @@ impl Watchdog {
 impl fmt::Display for Watchdog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Off => f.write_str("off"),
+            Self::Off => f.write_str(vigil_proto::boot_params::OFF),
             Self::Ms(ms) => write!(f, "{ms} ms"),
         }
     }

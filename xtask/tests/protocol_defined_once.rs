@@ -9,6 +9,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use vigil_proto::boot_params::{Backoff, Fault, Key, Pool, Release, Workload};
 use vigil_proto::exit_code::ExitCode;
 use vigil_proto::wake_kind::WakeKind;
 use vigil_proto::{Policy, State};
@@ -25,6 +26,14 @@ const SOURCE_TREES: [&str; 6] = [
 
 /// Folders of test code inside those trees (the in-kernel test suite).
 const TEST_TREES: [&str; 1] = ["kernel/src/ktest"];
+
+/// Whether `path` is a test module of its own (`#[cfg(test)] mod
+/// round_trip_tests;`): the project names those `*tests.rs`.
+fn is_test_file(path: &Path) -> bool {
+    path.file_stem()
+        .and_then(|stem| stem.to_str())
+        .is_some_and(|stem| stem.ends_with("tests"))
+}
 
 /// A source line that is code, with where it is.
 struct CodeLine {
@@ -86,9 +95,10 @@ fn all_code_lines() -> Vec<CodeLine> {
         rust_files(&root.join(tree), &mut files);
     }
     files.retain(|path| {
-        !TEST_TREES
-            .iter()
-            .any(|tree| path.starts_with(root.join(tree)))
+        !is_test_file(path)
+            && !TEST_TREES
+                .iter()
+                .any(|tree| path.starts_with(root.join(tree)))
     });
     assert!(files.len() > 100, "found only {} source files", files.len());
     files
@@ -152,6 +162,42 @@ fn names_are_spelled_once() {
         .map(|state| quoted(state.name())),
     );
     needles.push(quoted(WakeKind::Local.name()));
+    let failures = repeated(&lines, &needles);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn boot_parameters_are_spelled_once() {
+    let lines = all_code_lines();
+    // Outside the proto crate a parameter line is built with `ParamLine`
+    // (or messages name keys through `Key::name`), never spelled as a
+    // literal `"key=...`.
+    for key in Key::ALL {
+        let literal = format!("\"{}=", key.name());
+        let spelled = lines_where(&lines, |text| text.contains(&literal));
+        assert!(
+            spelled.is_empty(),
+            "{literal} spelled by hand:\n{}",
+            describe(&spelled)
+        );
+    }
+    // The values with names of their own (the generic words `on`, `off`,
+    // `run`, `test` and `none` are also cargo's, QEMU's and English's;
+    // `fault=panic` shares its word with the panic exit code's label).
+    let values = Fault::ALL
+        .iter()
+        .filter(|&&fault| fault != Fault::None && fault != Fault::Panic)
+        .map(|value| value.name())
+        .chain(
+            Workload::ALL
+                .iter()
+                .filter(|&&w| w != Workload::None)
+                .map(|w| w.name()),
+        )
+        .chain(Release::ALL.iter().map(|value| value.name()))
+        .chain(Pool::ALL.iter().map(|value| value.name()))
+        .chain(Backoff::ALL.iter().map(|value| value.name()));
+    let needles: Vec<String> = values.map(quoted).collect();
     let failures = repeated(&lines, &needles);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

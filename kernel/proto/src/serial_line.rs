@@ -4,6 +4,8 @@
 
 use core::fmt;
 
+use crate::boot_params::Workload;
+
 /// The prefix of every console line of core `N`: `[cN] `.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CorePrefix(pub usize);
@@ -57,8 +59,8 @@ impl GridWorkload {
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
-            Self::Laplace => "laplace",
-            Self::Floor => "floor",
+            Self::Laplace => Workload::Laplace.name(),
+            Self::Floor => Workload::Floor.name(),
         }
     }
 }

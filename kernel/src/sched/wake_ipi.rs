@@ -19,6 +19,7 @@ use crate::arch::lapic;
 use crate::println;
 use crate::smp::cores::{self, MAX_CORES};
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use vigil_proto::boot_params::{Fault, Key};
 
 /// A count alone in its cache line: the senders of one core's IPIs do not
 /// bounce the line of another's.
@@ -119,7 +120,9 @@ pub fn send_for_protocol(from: usize, target: usize) {
     match take() {
         None | Some(IpiFault::None) => send(target),
         Some(IpiFault::Dropped) => println!(
-            "fault=dropped-ipi fired: core {from} claimed core {target} (round {}) and sends no wake IPI",
+            "{}={} fired: core {from} claimed core {target} (round {}) and sends no wake IPI",
+            Key::Fault.name(),
+            Fault::DroppedIpi.name(),
             round()
         ),
         Some(IpiFault::Misdirected) => {
@@ -129,7 +132,9 @@ pub fn send_for_protocol(from: usize, target: usize) {
                 other = (other + 1) % count;
             }
             println!(
-                "fault=misdirected-ipi fired: core {from} claimed core {target} (round {}) and sends its wake IPI to core {other}",
+                "{}={} fired: core {from} claimed core {target} (round {}) and sends its wake IPI to core {other}",
+                Key::Fault.name(),
+                Fault::MisdirectedIpi.name(),
                 round()
             );
             send(other);
@@ -137,7 +142,11 @@ pub fn send_for_protocol(from: usize, target: usize) {
         Some(IpiFault::Miscounted) => {
             // A deliberately wrong counter, for the host's oracle to catch:
             // the IPI goes out, its count does not.
-            println!("fault=miscounted-ipi fired: one wake IPI goes uncounted");
+            println!(
+                "{}={} fired: one wake IPI goes uncounted",
+                Key::Fault.name(),
+                Fault::MiscountedIpi.name()
+            );
             lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
         }
     }

@@ -15,7 +15,7 @@
 //!   value as 8 little-endian bytes.
 
 use crate::arch::tsc;
-use crate::params::{Pool, Workload};
+use crate::params::{Key, Pool, Workload};
 use crate::println;
 use crate::sched::fork_join::{self, Job};
 use crate::sched::round_pool::RoundPool;
@@ -199,19 +199,26 @@ const PROGRESS_EVERY_MS: u64 = 10_000;
 /// core, each with at least one interior row, so `size` must be at least
 /// cores + 2; the stealing pool's chunks fit any grid. `Err` says what to
 /// pass instead.
-pub fn check_grid_fits(size: usize, workload: &str) -> Result<(), alloc::string::String> {
+pub fn check_grid_fits(size: usize, workload: Workload) -> Result<(), alloc::string::String> {
     let cores = cores::count();
-    let floor = workload == Workload::Floor.name();
+    let floor = workload == Workload::Floor;
     if !(floor || fork_join::pool_kind() == Pool::Pinned) || size - 2 >= cores {
         return Ok(());
     }
+    let pool_key = Key::Pool.name();
     let (pool, alternative) = if floor {
-        ("the floor", "")
+        ("the floor".into(), alloc::string::String::new())
     } else {
-        ("pool=pinned", " (or pool=steal)")
+        (
+            alloc::format!("{pool_key}={}", Pool::Pinned.name()),
+            alloc::format!(" (or {pool_key}={})", Pool::Steal.name()),
+        )
     };
+    let size_key = Key::Size.name();
     Err(alloc::format!(
-        "workload={workload} size={size} has {} interior rows for {cores} cores, and {pool} gives every core at least one row: use size={} or more{alternative}",
+        "{}={} {size_key}={size} has {} interior rows for {cores} cores, and {pool} gives every core at least one row: use {size_key}={} or more{alternative}",
+        Key::Workload.name(),
+        workload.name(),
         size - 2,
         cores + 2,
     ))

@@ -14,7 +14,7 @@ pub fn run(params: &BootParams) -> ExitCode {
             ExitCode::Success
         }
         Workload::Laplace => {
-            if let Err(why) = laplace::check_grid_fits(params.size as usize, "laplace") {
+            if let Err(why) = laplace::check_grid_fits(params.size as usize, Workload::Laplace) {
                 println!("bad boot parameter: {why}");
                 return ExitCode::BadParameter;
             }
@@ -24,7 +24,7 @@ pub fn run(params: &BootParams) -> ExitCode {
             ExitCode::Success
         }
         Workload::Floor => {
-            if let Err(why) = laplace::check_grid_fits(params.size as usize, "floor") {
+            if let Err(why) = laplace::check_grid_fits(params.size as usize, Workload::Floor) {
                 println!("bad boot parameter: {why}");
                 return ExitCode::BadParameter;
             }

@@ -126,28 +126,28 @@ impl Variant {
         matches!(self, Self::SmStealBackoffOff | Self::SmPinnedBackoffOff).then_some(Backoff::Off)
     }
 
-    /// Its boot parameters besides the workload's, as the report's legend
-    /// shows them.
+    /// The parameters that make this variant (the floor's workload, the
+    /// policy, the watchdog, the pool, the backoff); a boot adds its
+    /// section's workload, grid and seed.
+    fn params(self) -> KernelParams {
+        KernelParams {
+            workload: (self == Self::Floor).then_some(GuestWorkload::Floor),
+            policy: self.policy(),
+            watchdog: (self == Self::WatchdogOff).then_some(Watchdog::Off),
+            pool: self.pool(),
+            backoff: self.backoff(),
+            ..KernelParams::default()
+        }
+    }
+
+    /// Its build and boot parameters besides the section's, as the
+    /// report's legend shows them.
     pub fn describe(self) -> String {
         let mut parts = Vec::new();
         if self == Self::IdlePoll {
-            parts.push("--features idle-poll".to_string());
+            parts.push(format!("--features {}", Feature::IdlePoll.cargo_name()));
         }
-        if self == Self::Floor {
-            parts.push("workload=floor".to_string());
-        }
-        if let Some(policy) = self.policy() {
-            parts.push(format!("policy={policy}"));
-        }
-        if self == Self::WatchdogOff {
-            parts.push("watchdog=off".to_string());
-        }
-        if let Some(pool) = self.pool() {
-            parts.push(format!("pool={pool}"));
-        }
-        if let Some(backoff) = self.backoff() {
-            parts.push(format!("backoff={backoff}"));
-        }
+        parts.extend(self.params().to_params());
         parts.join(" ")
     }
 }
@@ -186,7 +186,7 @@ impl Section {
         match self {
             Self::SyncHeavy => "sync-heavy",
             Self::ComputeHeavy => "compute-heavy",
-            Self::Idle => "idle",
+            Self::Idle => GuestWorkload::Idle.name(),
         }
     }
 
@@ -379,15 +379,11 @@ impl BenchConfig {
         };
         let params = KernelParams {
             workload: Some(workload),
-            policy: variant.policy(),
             seed: Some(self.seed),
             size: grid.map(|grid| grid.size),
             iterations: grid.map(|grid| grid.iterations),
             idle_ms: (section == Section::Idle).then_some(self.idle_ms),
-            watchdog: (variant == Variant::WatchdogOff).then_some(Watchdog::Off),
-            pool: variant.pool(),
-            backoff: variant.backoff(),
-            ..KernelParams::default()
+            ..variant.params()
         }
         .to_params();
         let timeout_s = match section {

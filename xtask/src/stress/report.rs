@@ -149,7 +149,7 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
         out,
         "stress: policy {}, chaos {}, watchdog {}, base seed {}",
         config.policy_name(),
-        if config.chaos { "on" } else { "off" },
+        vigil_proto::boot_params::Switch::from_bool(config.chaos).name(),
         config.watchdog,
         config.base_seed
     );
