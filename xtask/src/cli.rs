@@ -8,10 +8,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::args::{self, Apic, Emulator, Feature, Machine, WakePolicy, Watchdog};
+use crate::guest::settings::{Feature, WakePolicy, Watchdog};
+
 use crate::commands;
 use crate::error::XtaskError;
 use crate::runner::kernel_build::BuildConfig;
+use crate::runner::platform::{Apic, Emulator, Machine};
 use crate::stress::runner::{DEFAULT_RUN_TIMEOUT_S, DEFAULT_STALL_S};
 
 /// Vigil's host tasks.
@@ -73,7 +75,7 @@ pub struct BuildCommandArgs {
     pub build: BuildArgs,
     /// Boot parameters to write into the images (the kernel reads them when
     /// there is no fw_cfg; fw_cfg wins when both exist).
-    #[arg(value_name = "KEY=VALUE", value_parser = args::parse_param)]
+    #[arg(value_name = "KEY=VALUE", value_parser = crate::guest::settings::parse_param)]
     pub params: Vec<String>,
 }
 
@@ -84,7 +86,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub build: BuildArgs,
     /// Number of cores (1..=64).
-    #[arg(long, value_name = "N", default_value_t = crate::runner::qemu::DEFAULT_SMP, value_parser = args::parse_smp)]
+    #[arg(long, value_name = "N", default_value_t = crate::runner::qemu::DEFAULT_SMP, value_parser = crate::runner::platform::parse_smp)]
     pub smp: u32,
     /// Boot the UEFI image under OVMF instead of the BIOS image.
     #[arg(long)]
@@ -102,7 +104,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Apic::Xapic)]
     pub apic: Apic,
     /// Kill QEMU and fail after this many seconds.
-    #[arg(long, value_name = "S", default_value_t = crate::runner::qemu::DEFAULT_TIMEOUT_S, value_parser = args::parse_timeout_s)]
+    #[arg(long, value_name = "S", default_value_t = crate::runner::qemu::DEFAULT_TIMEOUT_S, value_parser = crate::runner::platform::parse_timeout_s)]
     pub timeout_s: u64,
     /// Wait for gdb on :1234 before running (disables the timeout).
     #[arg(long)]
@@ -112,7 +114,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub ipi_oracle: bool,
     /// Kernel boot parameters, `key=value` each (e.g. `workload=laplace size=64`).
-    #[arg(value_name = "KEY=VALUE", value_parser = args::parse_param)]
+    #[arg(value_name = "KEY=VALUE", value_parser = crate::guest::settings::parse_param)]
     pub params: Vec<String>,
 }
 
@@ -127,10 +129,10 @@ pub struct StressArgs {
     #[command(flatten)]
     pub build: BuildArgs,
     /// Core counts, comma-separated (each 1..=64).
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [4, 8, 16, 32], value_parser = args::parse_smp)]
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [4, 8, 16, 32], value_parser = crate::runner::platform::parse_smp)]
     pub smp: Vec<u32>,
     /// Boots per core count.
-    #[arg(long, value_name = "R", default_value_t = 10, value_parser = args::parse_runs)]
+    #[arg(long, value_name = "R", default_value_t = 10, value_parser = crate::campaign::scope::parse_runs)]
     pub runs: u32,
     /// Wake policy (default state-machine; leave out with --features idle-poll).
     #[arg(long, value_enum)]
@@ -139,14 +141,14 @@ pub struct StressArgs {
     #[arg(long)]
     pub chaos: bool,
     /// In-guest watchdog scan period in ms, or `off` (default 20).
-    #[arg(long, value_name = "MS|off", value_parser = args::parse_watchdog)]
+    #[arg(long, value_name = "MS|off", value_parser = crate::guest::settings::parse_watchdog)]
     pub watchdog_ms: Option<Watchdog>,
     /// Inject a fault into every boot (`fault=`; the IPI faults at a seeded
     /// round, stranded-steal from round 10 on): every
     /// boot must then be caught, as a lost wakeup, stranded stealable work
     /// or a stuck core.
     #[arg(long, value_enum)]
-    pub fault: Option<args::IpiFault>,
+    pub fault: Option<crate::guest::settings::IpiFault>,
     /// Count the wake IPIs QEMU delivers (its trace of LAPIC writes) and
     /// fail a boot whose own count differs.
     #[arg(long)]
@@ -154,27 +156,27 @@ pub struct StressArgs {
     /// Fork-join pool (`pool=`; kernel default: `steal` on 2 or more
     /// cores, `pinned` on one).
     #[arg(long, value_enum)]
-    pub pool: Option<args::Pool>,
+    pub pool: Option<crate::guest::settings::Pool>,
     /// Laplace grid side (4..=4096; kernel default 64).
-    #[arg(long, value_name = "N", value_parser = args::parse_grid_size)]
+    #[arg(long, value_name = "N", value_parser = crate::guest::settings::parse_grid_size)]
     pub size: Option<u32>,
     /// Laplace iterations (kernel default 1000).
-    #[arg(long, value_name = "I", value_parser = args::parse_iterations)]
+    #[arg(long, value_name = "I", value_parser = crate::guest::settings::parse_iterations)]
     pub iterations: Option<u32>,
     /// Write every run (settings, class, result, statistics, serial) here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Seconds without serial output after which a boot is stuck.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_STALL_S, value_parser = args::parse_stall_s)]
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_STALL_S, value_parser = crate::runner::platform::parse_stall_s)]
     pub stall_s: u64,
     /// QEMUs at once (default: host cores).
-    #[arg(long, value_name = "J", value_parser = args::parse_jobs)]
+    #[arg(long, value_name = "J", value_parser = crate::campaign::scope::parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed every run's seed derives from (default: from the clock).
-    #[arg(long, value_name = "SEED", value_parser = args::parse_seed)]
+    #[arg(long, value_name = "SEED", value_parser = crate::guest::settings::parse_seed)]
     pub seed: Option<u64>,
     /// Kill a boot that runs longer than this, output or not.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_RUN_TIMEOUT_S, value_parser = args::parse_timeout_s)]
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_RUN_TIMEOUT_S, value_parser = crate::runner::platform::parse_timeout_s)]
     pub timeout_s: u64,
     /// Boot only the K-th of N disjoint slices of the campaign (same base
     /// seed, same per-boot seeds as the whole campaign); join the slices'
@@ -211,10 +213,10 @@ pub struct MergeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// Core counts, comma-separated (each 1..=64).
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [1, 2, 4, 8, 16, 32], value_parser = args::parse_smp, conflicts_with = "quick")]
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [1, 2, 4, 8, 16, 32], value_parser = crate::runner::platform::parse_smp, conflicts_with = "quick")]
     pub smp: Vec<u32>,
     /// Boots per configuration.
-    #[arg(long, value_name = "R", default_value_t = 5, value_parser = args::parse_runs, conflicts_with = "quick")]
+    #[arg(long, value_name = "R", default_value_t = 5, value_parser = crate::campaign::scope::parse_runs, conflicts_with = "quick")]
     pub runs: u32,
     /// Sections to run, comma-separated (default: all).
     #[arg(
@@ -236,7 +238,7 @@ pub struct BenchArgs {
     pub quick: bool,
     /// A Laplace/floor boot past this many seconds is recorded as timed
     /// out, and its configuration is not booted again.
-    #[arg(long, value_name = "S", default_value_t = crate::bench::plan::GRID_TIMEOUT_S, value_parser = args::parse_timeout_s, conflicts_with = "quick")]
+    #[arg(long, value_name = "S", default_value_t = crate::bench::plan::GRID_TIMEOUT_S, value_parser = crate::runner::platform::parse_timeout_s, conflicts_with = "quick")]
     pub grid_timeout_s: u64,
     /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
     /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses

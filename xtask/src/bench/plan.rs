@@ -6,12 +6,12 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::args::{Backoff, Feature, Pool, WakePolicy, Watchdog};
 use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::plan::round_robin;
 use crate::campaign::scope::CampaignScope;
 use crate::guest::kernel_params::{GuestWorkload, KernelParams};
 use crate::guest::run_output::{IDLE_END, IDLE_START};
+use crate::guest::settings::{Backoff, Feature, Pool, WakePolicy, Watchdog};
 use crate::runner::kernel_build::BuildConfig;
 
 /// A kernel configuration under comparison. Every fork-join variant names

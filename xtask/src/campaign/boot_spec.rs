@@ -6,9 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::Apic;
 use crate::campaign::reproduce::reproduce_command;
 use crate::runner::kernel_build::BuildConfig;
+use crate::runner::platform::Apic;
 use crate::runner::qemu::RunConfig;
 
 /// What to boot, and how to judge it.
@@ -94,7 +94,7 @@ impl BootSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::Machine;
+    use crate::runner::platform::Machine;
 
     #[test]
     fn the_run_config_carries_every_setting() {

@@ -2,8 +2,8 @@
 //! core count, build (profile and features) and kernel parameters
 //! (including the seed).
 
-use crate::args::Apic;
 use crate::runner::kernel_build::BuildConfig;
+use crate::runner::platform::Apic;
 
 /// `cargo xtask run --smp N [--apic x2apic] [--release] [--features F]
 /// [--timeout-s S] key=value ...`.
@@ -44,7 +44,7 @@ pub fn reproduce_command(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::Feature;
+    use crate::guest::settings::Feature;
 
     #[test]
     fn every_setting_is_in_the_command() {

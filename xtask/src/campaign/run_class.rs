@@ -172,7 +172,7 @@ mod tests {
         BootSpec::new(
             &crate::runner::kernel_build::BuildConfig::default(),
             4,
-            crate::args::Apic::Xapic,
+            crate::runner::platform::Apic::Xapic,
             Vec::new(),
             60,
             false,

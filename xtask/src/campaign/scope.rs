@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::{self, Apic, Machine};
 use crate::error::{Result, XtaskError};
+use crate::guest::settings::{in_range, parse_count};
+use crate::runner::platform::{self, Apic, Machine};
 
 /// The core counts, rounds and APIC mode of a campaign.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,8 +36,8 @@ impl CampaignScope {
             return Err(XtaskError::usage("--smp needs at least one core count"));
         }
         for &smp in &self.smp {
-            args::check_smp(smp).map_err(XtaskError::Usage)?;
-            args::check_platform(smp, Machine::Pc, self.apic).map_err(XtaskError::Usage)?;
+            platform::check_smp(smp).map_err(XtaskError::Usage)?;
+            platform::check_platform(smp, Machine::Pc, self.apic).map_err(XtaskError::Usage)?;
         }
         if self.runs == 0 {
             return Err(XtaskError::usage("--runs must be at least 1"));
@@ -45,9 +46,30 @@ impl CampaignScope {
     }
 }
 
+/// Parses `--runs`: at least one boot (at most 100 000).
+pub fn parse_runs(text: &str) -> std::result::Result<u32, String> {
+    let runs = parse_count(text, "run count")?;
+    in_range(runs, &(1..=100_000), "--runs")
+}
+
+/// Parses `--jobs`: QEMUs at once, 1..=64.
+pub fn parse_jobs(text: &str) -> std::result::Result<usize, String> {
+    let jobs = parse_count(text, "job count")?;
+    in_range(jobs, &(1..=64), "--jobs").map(|jobs| jobs as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_and_jobs_are_counted_in_range() {
+        assert_eq!(parse_runs("5"), Ok(5));
+        assert!(parse_runs("0").unwrap_err().contains("--runs"));
+        assert_eq!(parse_jobs("2"), Ok(2));
+        assert!(parse_jobs("0").is_err());
+        assert!(parse_jobs("65").unwrap_err().contains("1..=64"));
+    }
 
     #[test]
     fn empty_impossible_or_roundless_scopes_are_usage_errors() {

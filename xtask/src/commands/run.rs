@@ -1,12 +1,12 @@
 //! `cargo xtask run`: build, boot under QEMU, stream the serial port, and
 //! succeed only if the kernel wrote the success code.
 
-use crate::args::{Apic, Emulator, Machine};
 use crate::cli::RunArgs;
 use crate::error::{Result, XtaskError};
 use crate::runner::bochs::{self, BochsConfig};
 use crate::runner::install::ensure_qemu;
 use crate::runner::kernel_build::{build_kernel, build_kernel_with_params};
+use crate::runner::platform::{Apic, Emulator, Machine};
 use crate::runner::qemu::{self, RunConfig};
 use crate::runner::qemu_command::GDB_PORT;
 

@@ -21,11 +21,13 @@ use crate::stress::shard::{merge, read_stress_file};
 /// The campaign the command line asks for (not yet validated).
 pub fn config_from_args(args: &StressArgs) -> StressConfig {
     let build = args.build.build_config();
-    let idle_poll = build.features.contains(&crate::args::Feature::IdlePoll);
+    let idle_poll = build
+        .features
+        .contains(&crate::guest::settings::Feature::IdlePoll);
     let defaults = StressConfig::new(
         args.smp.clone(),
         args.runs,
-        crate::args::WakePolicy::StateMachine,
+        crate::guest::settings::WakePolicy::StateMachine,
     );
     StressConfig {
         build,

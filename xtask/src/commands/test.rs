@@ -17,7 +17,8 @@ use std::process::Command;
 use vigil_proto::Policy;
 use vigil_proto::boot_params::{Mode, ParamLine, Pool};
 
-use crate::args::{Apic, Feature};
+use crate::guest::settings::Feature;
+
 use crate::cli::TestArgs;
 use crate::commands::mutants;
 use crate::error::{Result, XtaskError};
@@ -25,6 +26,7 @@ use crate::guest::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
 use crate::guest::verdict::{QemuExit, Verdict};
 use crate::runner::install::ensure_qemu;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
+use crate::runner::platform::Apic;
 use crate::runner::process::{Echo, KilledOnDrop};
 use crate::runner::qemu::{self, RunConfig};
 use crate::runner::workspace::{

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 use vigil_proto::boot_params::{ParamLine, Workload};
 
-use crate::args::{Backoff, IpiFault, Pool, WakePolicy, Watchdog};
+use crate::guest::settings::{Backoff, IpiFault, Pool, WakePolicy, Watchdog};
 
 /// `workload=` values xtask drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -1,10 +1,13 @@
-//! What the guest says: its serial lines (parsed with `vigil-proto`), the verdict, the checks against the host.
+//! The guest: the settings the host gives it (`settings`,
+//! `kernel_params`), what it says (its serial lines, parsed with
+//! `vigil-proto`), the verdict, the checks against the host.
 
 pub mod kernel_params;
 pub mod laplace_check;
 pub mod laplace_reference;
 pub mod pool_line;
 pub mod run_output;
+pub mod settings;
 pub mod test_output;
 pub mod verdict;
 pub mod vigil_stats;

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::args::Feature;
 use crate::error::{Result, XtaskError};
+use crate::guest::settings::Feature;
 use crate::runner::strip_debug::strip_debug;
 use crate::runner::workspace::{
     KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir,

@@ -1,10 +1,13 @@
-//! Booting the kernel: the kernel build and its images, the QEMU command and process, its monitor, the Bochs runner, the installer.
+//! Booting the kernel: what can be booted (platform), the kernel build
+//! and its images, the QEMU command and process, its monitor, the Bochs
+//! runner, the installer.
 
 pub mod bochs;
 pub mod boot_progress;
 pub mod install;
 pub mod kernel_build;
 pub mod monitor;
+pub mod platform;
 pub mod process;
 pub mod process_cpu_time;
 pub mod qemu;

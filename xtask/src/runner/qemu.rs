@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::{self, Apic, Machine};
 use crate::diagnosis::ipi_oracle::IpiOracleCheck;
 use crate::diagnosis::stuck_cores::{self, GuestExamination};
 use crate::error::{Result, XtaskError};
@@ -21,6 +20,7 @@ use crate::guest::vigil_stats::VigilStats;
 use crate::runner::install;
 use crate::runner::kernel_build::KernelArtifacts;
 use crate::runner::monitor::Monitor;
+use crate::runner::platform::{Apic, Machine};
 use crate::runner::process::{Echo, KilledOnDrop, LineObserver};
 use crate::runner::process_cpu_time;
 use crate::runner::qemu_command::{QemuArgs, qemu_args};
@@ -36,7 +36,7 @@ const MONITOR_TIMEOUT: Duration = Duration::from_secs(20);
 /// One boot of the kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {
-    /// Number of vCPUs, in [`args::SMP_RANGE`].
+    /// Number of vCPUs, in [`crate::runner::platform::SMP_RANGE`].
     pub smp: u32,
     /// QEMU machine model.
     pub machine: Machine,
@@ -101,16 +101,19 @@ impl RunConfig {
     /// the machine and APIC mode can boot that many), timeout and the shape
     /// of each parameter. Errors are [`XtaskError::Usage`].
     pub fn validate(&self) -> Result<()> {
-        args::check_smp(self.smp).map_err(XtaskError::Usage)?;
-        args::check_platform(self.smp, self.machine, self.apic).map_err(XtaskError::Usage)?;
+        crate::runner::platform::check_smp(self.smp).map_err(XtaskError::Usage)?;
+        crate::runner::platform::check_platform(self.smp, self.machine, self.apic)
+            .map_err(XtaskError::Usage)?;
         if let Some(timeout_s) = self.timeout_s {
-            args::parse_timeout_s(&timeout_s.to_string()).map_err(XtaskError::Usage)?;
+            crate::runner::platform::parse_timeout_s(&timeout_s.to_string())
+                .map_err(XtaskError::Usage)?;
         }
         if let Some(stall_s) = self.stall_s {
-            args::parse_stall_s(&stall_s.to_string()).map_err(XtaskError::Usage)?;
+            crate::runner::platform::parse_stall_s(&stall_s.to_string())
+                .map_err(XtaskError::Usage)?;
         }
         for param in &self.params {
-            args::parse_param(param).map_err(XtaskError::Usage)?;
+            crate::guest::settings::parse_param(param).map_err(XtaskError::Usage)?;
         }
         Ok(())
     }

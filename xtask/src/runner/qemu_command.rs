@@ -3,8 +3,10 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use crate::args::{Apic, Machine, kernel_cmdline};
+use crate::guest::settings::kernel_cmdline;
+
 use crate::guest::verdict::DEBUG_EXIT_IOBASE;
+use crate::runner::platform::{Apic, Machine};
 
 /// fw_cfg file through which the kernel reads its boot parameters.
 pub use vigil_proto::boot_params::FW_CFG_FILE as CMDLINE_FW_CFG_NAME;

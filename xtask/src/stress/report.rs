@@ -239,11 +239,12 @@ pub struct StressJson<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::{Apic, WakePolicy};
     use crate::campaign::boot_record::BootRecord;
     use crate::campaign::boot_spec::BootSpec;
     use crate::guest::laplace_check::check_serial;
     use crate::guest::run_output::LostWakeups;
+    use crate::guest::settings::WakePolicy;
+    use crate::runner::platform::Apic;
     use crate::stress::runner::PlannedRun;
 
     fn run(smp: u32, class: RunClass, serial: &str) -> StressRun {

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::args::{self, Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::campaign::boot_record::BootRecord;
 use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::job_pool::run_jobs;
@@ -16,6 +15,7 @@ use crate::campaign::scope::CampaignScope;
 use crate::campaign::seeds::run_seed;
 use crate::error::{Result, XtaskError};
 use crate::guest::kernel_params::{GuestWorkload, KernelParams};
+use crate::guest::settings::{Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts};
 use crate::stress::shard::Shard;
 
@@ -78,7 +78,7 @@ impl StressConfig {
             scope: CampaignScope::new(smp, runs),
             policy: Some(policy),
             chaos: false,
-            watchdog: Watchdog::Ms(args::DEFAULT_WATCHDOG_MS),
+            watchdog: Watchdog::Ms(crate::guest::settings::DEFAULT_WATCHDOG_MS),
             fault: None,
             ipi_oracle: false,
             size: None,
@@ -161,16 +161,18 @@ impl StressConfig {
         for (value, parse) in [
             (
                 self.size,
-                args::parse_grid_size as fn(&str) -> Result<u32, String>,
+                crate::guest::settings::parse_grid_size as fn(&str) -> Result<u32, String>,
             ),
-            (self.iterations, args::parse_iterations),
+            (self.iterations, crate::guest::settings::parse_iterations),
         ] {
             if let Some(value) = value {
                 parse(&value.to_string()).map_err(XtaskError::Usage)?;
             }
         }
-        args::parse_stall_s(&self.stall_s.to_string()).map_err(XtaskError::Usage)?;
-        args::parse_timeout_s(&self.timeout_s.to_string()).map_err(XtaskError::Usage)?;
+        crate::runner::platform::parse_stall_s(&self.stall_s.to_string())
+            .map_err(XtaskError::Usage)?;
+        crate::runner::platform::parse_timeout_s(&self.timeout_s.to_string())
+            .map_err(XtaskError::Usage)?;
         Ok(())
     }
 

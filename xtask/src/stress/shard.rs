@@ -167,10 +167,10 @@ pub fn merge(files: Vec<(PathBuf, StressFile)>) -> Result<Merged> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::WakePolicy;
     use crate::campaign::boot_record::BootRecord;
     use crate::campaign::run_class::RunClass;
     use crate::campaign::scope::CampaignScope;
+    use crate::guest::settings::WakePolicy;
     use crate::stress::runner::PlannedRun;
 
     #[test]
