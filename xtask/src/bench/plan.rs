@@ -5,13 +5,13 @@
 use std::fmt;
 
 use serde::Serialize;
+use vigil_proto::boot_params::{self, ParamLine, Workload};
 
 use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::plan::round_robin;
 use crate::campaign::scope::CampaignScope;
-use crate::guest::kernel_params::{GuestWorkload, KernelParams};
 use crate::guest::run_output::{IDLE_END, IDLE_START};
-use crate::guest::settings::{Backoff, Feature, Pool, WakePolicy, Watchdog};
+use crate::guest::settings::{Backoff, Feature, Pool, WakePolicy};
 use crate::runner::kernel_build::BuildConfig;
 
 /// A kernel configuration under comparison. Every fork-join variant names
@@ -79,7 +79,7 @@ impl Variant {
             Self::AlwaysIpi => WakePolicy::AlwaysIpi.kernel_name(),
             Self::AlwaysIpiSteal => "always-ipi-steal",
             Self::IdlePoll => Feature::IdlePoll.cargo_name(),
-            Self::Floor => GuestWorkload::Floor.name(),
+            Self::Floor => Workload::Floor.name(),
             Self::WatchdogOff => "sm-watchdog-off",
         }
     }
@@ -129,14 +129,14 @@ impl Variant {
     /// The parameters that make this variant (the floor's workload, the
     /// policy, the watchdog, the pool, the backoff); a boot adds its
     /// section's workload, grid and seed.
-    fn params(self) -> KernelParams {
-        KernelParams {
-            workload: (self == Self::Floor).then_some(GuestWorkload::Floor),
-            policy: self.policy(),
-            watchdog: (self == Self::WatchdogOff).then_some(Watchdog::Off),
-            pool: self.pool(),
-            backoff: self.backoff(),
-            ..KernelParams::default()
+    fn params(self) -> ParamLine {
+        ParamLine {
+            workload: (self == Self::Floor).then_some(Workload::Floor),
+            policy: self.policy().map(WakePolicy::policy),
+            watchdog: (self == Self::WatchdogOff).then_some(boot_params::Watchdog::Off),
+            pool: self.pool().map(Pool::pool),
+            backoff: self.backoff().map(|backoff| backoff.backoff().mode()),
+            ..ParamLine::default()
         }
     }
 
@@ -147,7 +147,7 @@ impl Variant {
         if self == Self::IdlePoll {
             parts.push(format!("--features {}", Feature::IdlePoll.cargo_name()));
         }
-        parts.extend(self.params().to_params());
+        parts.extend(self.params().tokens());
         parts.join(" ")
     }
 }
@@ -186,7 +186,7 @@ impl Section {
         match self {
             Self::SyncHeavy => "sync-heavy",
             Self::ComputeHeavy => "compute-heavy",
-            Self::Idle => GuestWorkload::Idle.name(),
+            Self::Idle => Workload::Idle.name(),
         }
     }
 
@@ -369,15 +369,13 @@ impl BenchConfig {
 
     fn configuration(&self, section: Section, variant: Variant, smp: u32) -> Configuration {
         let (workload, grid) = match (section, variant) {
-            (Section::Idle, _) => (GuestWorkload::Idle, None),
-            (Section::SyncHeavy, Variant::Floor) => (GuestWorkload::Floor, Some(self.sync_grid)),
-            (Section::ComputeHeavy, Variant::Floor) => {
-                (GuestWorkload::Floor, Some(self.compute_grid))
-            }
-            (Section::SyncHeavy, _) => (GuestWorkload::Laplace, Some(self.sync_grid)),
-            (Section::ComputeHeavy, _) => (GuestWorkload::Laplace, Some(self.compute_grid)),
+            (Section::Idle, _) => (Workload::Idle, None),
+            (Section::SyncHeavy, Variant::Floor) => (Workload::Floor, Some(self.sync_grid)),
+            (Section::ComputeHeavy, Variant::Floor) => (Workload::Floor, Some(self.compute_grid)),
+            (Section::SyncHeavy, _) => (Workload::Laplace, Some(self.sync_grid)),
+            (Section::ComputeHeavy, _) => (Workload::Laplace, Some(self.compute_grid)),
         };
-        let params = KernelParams {
+        let params = ParamLine {
             workload: Some(workload),
             seed: Some(self.seed),
             size: grid.map(|grid| grid.size),
@@ -385,7 +383,7 @@ impl BenchConfig {
             idle_ms: (section == Section::Idle).then_some(self.idle_ms),
             ..variant.params()
         }
-        .to_params();
+        .tokens();
         let timeout_s = match section {
             // Idling is bounded by its own length; boot is the rest.
             Section::Idle => u64::from(self.idle_ms).div_ceil(1000) + 60,

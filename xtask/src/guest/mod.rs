@@ -1,8 +1,8 @@
-//! The guest: the settings the host gives it (`settings`,
-//! `kernel_params`), what it says (its serial lines, parsed with
-//! `vigil-proto`), the verdict, the checks against the host.
+//! The guest: the settings the host gives it (`settings`; their
+//! parameter line is vigil-proto's `ParamLine`), what it says (its serial
+//! lines, parsed with `vigil-proto`), the verdict, the checks against the
+//! host.
 
-pub mod kernel_params;
 pub mod laplace_check;
 pub mod laplace_reference;
 pub mod pool_line;

@@ -34,150 +34,108 @@ impl fmt::Display for Feature {
     }
 }
 
-/// Wake policies the kernel takes as `policy=` (in a normal build; an
-/// `idle-poll` build has its own and takes none).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize, Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum WakePolicy {
-    /// The Running/Halting/Halted/DontSleep state machine (the default).
-    StateMachine,
-    /// Every cross-core notification sends an IPI (correct, costly).
-    AlwaysIpi,
-    /// The seed-004 bug, a fault-injection fixture: loses wakeups.
-    RacyFlag,
+/// A host-side enum for one of the kernel's named values: clap parses it,
+/// serde writes it, and its name is the kernel's (vigil-proto's or the
+/// wake crate's), reached through the value it selects. clap and serde
+/// spell the variants in kebab-case; a test checks that this is the
+/// kernel's spelling.
+macro_rules! kernel_value {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident selects $kernel:ty, by $select:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident => $kernel_variant:ident, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum, Serialize,
+            Deserialize,
+        )]
+        #[serde(rename_all = "kebab-case")]
+        pub enum $name {
+            $( $(#[$variant_meta])* $variant, )+
+        }
+
+        impl $name {
+            /// The kernel's value it selects.
+            pub fn $select(self) -> $kernel {
+                match self {
+                    $( Self::$variant => <$kernel>::$kernel_variant, )+
+                }
+            }
+
+            /// The kernel's name for it (the parameter's value, and the
+            /// name in the kernel's reports), defined where the value is.
+            pub fn kernel_name(self) -> &'static str {
+                self.$select().name()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.kernel_name())
+            }
+        }
+    };
+}
+
+kernel_value! {
+    /// Wake policies the kernel takes as `policy=` (in a normal build; an
+    /// `idle-poll` build has its own and takes none).
+    pub enum WakePolicy selects Policy, by policy {
+        /// The Running/Halting/Halted/DontSleep state machine (the default).
+        StateMachine => StateMachine,
+        /// Every cross-core notification sends an IPI (correct, costly).
+        AlwaysIpi => AlwaysIpi,
+        /// The racy halting flag, a fault-injection fixture: loses wakeups.
+        RacyFlag => RacyFlag,
+    }
 }
 
 impl WakePolicy {
-    /// The wake crate's policy it selects.
-    pub fn policy(self) -> Policy {
-        match self {
-            Self::StateMachine => Policy::StateMachine,
-            Self::AlwaysIpi => Policy::AlwaysIpi,
-            Self::RacyFlag => Policy::RacyFlag,
-        }
-    }
-
-    /// The kernel's name for it (`policy=` value, `VIGIL-STATS` policy):
-    /// the wake crate's, defined there once.
-    pub fn kernel_name(self) -> &'static str {
-        self.policy().name()
-    }
-
     /// Whether the policy is supposed to work (every failure is a bug).
     pub fn is_correct(self) -> bool {
         self != Self::RacyFlag
     }
 }
 
-impl fmt::Display for WakePolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kernel_name())
+kernel_value! {
+    /// An IPI fault injected into stress boots (`fault=`): the detectors
+    /// must catch every boot.
+    pub enum IpiFault selects boot_params::Fault, by fault {
+        /// A waker claims a halted core and sends no wake IPI.
+        DroppedIpi => DroppedIpi,
+        /// A waker claims a halted core and sends its wake IPI to another
+        /// core.
+        MisdirectedIpi => MisdirectedIpi,
+        /// One wake IPI is sent but left out of the guest's count: for the
+        /// QEMU-trace oracle (`--ipi-oracle`) to catch.
+        MiscountedIpi => MiscountedIpi,
+        /// A fork-join round's stealable chunks are left queued with every
+        /// core halted (its search wake dropped, its caller not helping):
+        /// needs the stealing pool and at least 2 cores.
+        StrandedSteal => StrandedSteal,
     }
 }
 
-/// An IPI fault injected into stress boots (`fault=`): the detectors must
-/// catch every boot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum IpiFault {
-    /// A waker claims a halted core and sends no wake IPI.
-    DroppedIpi,
-    /// A waker claims a halted core and sends its wake IPI to another core.
-    MisdirectedIpi,
-    /// One wake IPI is sent but left out of the guest's count: for the
-    /// QEMU-trace oracle (`--ipi-oracle`) to catch.
-    MiscountedIpi,
-    /// A fork-join round's stealable chunks are left queued with every
-    /// core halted (its search wake dropped, its caller not helping):
-    /// needs the stealing pool and at least 2 cores.
-    StrandedSteal,
-}
-
-impl IpiFault {
-    /// The kernel's fault it selects.
-    pub fn fault(self) -> boot_params::Fault {
-        match self {
-            Self::DroppedIpi => boot_params::Fault::DroppedIpi,
-            Self::MisdirectedIpi => boot_params::Fault::MisdirectedIpi,
-            Self::MiscountedIpi => boot_params::Fault::MiscountedIpi,
-            Self::StrandedSteal => boot_params::Fault::StrandedSteal,
-        }
-    }
-
-    /// The kernel's `fault=` value (vigil-proto's name).
-    pub fn kernel_name(self) -> &'static str {
-        self.fault().name()
+kernel_value! {
+    /// How a fork-join round hands out its work (`pool=`).
+    pub enum Pool selects boot_params::Pool, by pool {
+        /// One job per core, each worker pinned to its core.
+        Pinned => Pinned,
+        /// Stealable chunks run by whichever cores are awake (the kernel's
+        /// default).
+        Steal => Steal,
     }
 }
 
-impl fmt::Display for IpiFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kernel_name())
-    }
-}
-
-/// How a fork-join round hands out its work (`pool=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Pool {
-    /// One job per core, each worker pinned to its core.
-    Pinned,
-    /// Stealable chunks run by whichever cores are awake (the kernel's
-    /// default).
-    Steal,
-}
-
-impl Pool {
-    /// The kernel's pool it selects.
-    pub fn pool(self) -> boot_params::Pool {
-        match self {
-            Self::Pinned => boot_params::Pool::Pinned,
-            Self::Steal => boot_params::Pool::Steal,
-        }
-    }
-
-    /// The kernel's name for it (vigil-proto's).
-    pub fn kernel_name(self) -> &'static str {
-        self.pool().name()
-    }
-}
-
-impl fmt::Display for Pool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kernel_name())
-    }
-}
-
-/// How long an idle core polls its inbox before it halts (`backoff=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backoff {
-    /// No poll: straight to the halt path.
-    Off,
-    /// The kernel's adaptive poll (its default).
-    Adaptive,
-}
-
-impl Backoff {
-    /// The kernel's named `backoff=` value it selects.
-    pub fn backoff(self) -> boot_params::Backoff {
-        match self {
-            Self::Off => boot_params::Backoff::Off,
-            Self::Adaptive => boot_params::Backoff::Adaptive,
-        }
-    }
-
-    /// The kernel's name for it (vigil-proto's).
-    pub fn kernel_name(self) -> &'static str {
-        self.backoff().name()
-    }
-}
-
-impl fmt::Display for Backoff {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kernel_name())
+kernel_value! {
+    /// How long an idle core polls its inbox before it halts (`backoff=`).
+    pub enum Backoff selects boot_params::Backoff, by backoff {
+        /// No poll: straight to the halt path.
+        Off => Off,
+        /// The kernel's adaptive poll (its default).
+        Adaptive => Adaptive,
     }
 }
 

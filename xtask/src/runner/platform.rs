@@ -139,33 +139,27 @@ pub fn check_platform(smp: u32, machine: Machine, apic: Apic) -> Result<(), Stri
 
 /// Parses `--timeout-s`: whole seconds in [`TIMEOUT_S_RANGE`].
 pub fn parse_timeout_s(text: &str) -> Result<u64, String> {
-    let timeout_s: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a timeout (expected whole seconds)"))?;
-    if TIMEOUT_S_RANGE.contains(&timeout_s) {
-        Ok(timeout_s)
-    } else {
-        Err(format!(
-            "timeout of {timeout_s} s is out of range: --timeout-s must be in {}..={}",
-            TIMEOUT_S_RANGE.start(),
-            TIMEOUT_S_RANGE.end()
-        ))
-    }
+    parse_seconds(text, "timeout", "--timeout-s")
 }
 
 /// Parses `--stall-s`: whole seconds without serial output after which a
 /// guest counts as stuck, in [`TIMEOUT_S_RANGE`].
 pub fn parse_stall_s(text: &str) -> Result<u64, String> {
-    let stall_s: u64 = text
+    parse_seconds(text, "stall limit", "--stall-s")
+}
+
+/// Whole seconds in [`TIMEOUT_S_RANGE`], or an error naming `what` they
+/// are and the `option` that takes them.
+fn parse_seconds(text: &str, what: &str, option: &str) -> Result<u64, String> {
+    let seconds: u64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("'{text}' is not a stall limit (expected whole seconds)"))?;
-    if TIMEOUT_S_RANGE.contains(&stall_s) {
-        Ok(stall_s)
+        .map_err(|_| format!("'{text}' is not a {what} (expected whole seconds)"))?;
+    if TIMEOUT_S_RANGE.contains(&seconds) {
+        Ok(seconds)
     } else {
         Err(format!(
-            "stall limit of {stall_s} s is out of range: --stall-s must be in {}..={}",
+            "{what} of {seconds} s is out of range: {option} must be in {}..={}",
             TIMEOUT_S_RANGE.start(),
             TIMEOUT_S_RANGE.end()
         ))
@@ -175,6 +169,7 @@ pub fn parse_stall_s(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn smp_accepts_1_to_256() {
         assert_eq!(parse_smp("1"), Ok(1));
@@ -225,6 +220,12 @@ mod tests {
             parse_timeout_s("1.5")
                 .unwrap_err()
                 .contains("whole seconds")
+        );
+        assert_eq!(parse_stall_s("20"), Ok(20));
+        assert!(
+            parse_stall_s("0")
+                .unwrap_err()
+                .starts_with("stall limit of 0 s is out of range: --stall-s")
         );
     }
 

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
+use vigil_proto::boot_params::{ParamLine, Workload};
 
 use crate::campaign::boot_record::BootRecord;
 use crate::campaign::boot_spec::BootSpec;
@@ -14,7 +15,6 @@ use crate::campaign::run_class::RunClass;
 use crate::campaign::scope::CampaignScope;
 use crate::campaign::seeds::run_seed;
 use crate::error::{Result, XtaskError};
-use crate::guest::kernel_params::{GuestWorkload, KernelParams};
 use crate::guest::settings::{Feature, IpiFault, Pool, WakePolicy, Watchdog};
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts};
 use crate::stress::shard::Shard;
@@ -189,20 +189,19 @@ impl StressConfig {
             .map(|slot| {
                 let smp = self.scope.smp[slot.item];
                 let seed = run_seed(self.base_seed, slot.order);
-                let params = KernelParams {
-                    workload: Some(GuestWorkload::Laplace),
-                    policy: self.policy,
+                let params = ParamLine {
+                    workload: Some(Workload::Laplace),
+                    policy: self.policy.map(WakePolicy::policy),
                     seed: Some(seed),
                     chaos: Some(self.chaos),
-                    watchdog: Some(self.watchdog),
+                    watchdog: Some(self.watchdog.setting()),
                     size: self.size,
                     iterations: self.iterations,
-                    idle_ms: None,
-                    fault: self.fault,
-                    pool: self.pool,
-                    backoff: None,
+                    fault: self.fault.map(IpiFault::fault),
+                    pool: self.pool.map(Pool::pool),
+                    ..ParamLine::default()
                 }
-                .to_params();
+                .tokens();
                 // The limit stays out of the replay command: replaying a
                 // hang wants `cargo xtask run`'s own limit and a live echo.
                 let mut boot = BootSpec::new(
