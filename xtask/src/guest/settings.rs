@@ -327,16 +327,6 @@ mod tests {
     #[test]
     fn policies_have_kernel_names_and_only_racy_flag_is_wrong() {
         assert_eq!(WakePolicy::StateMachine.kernel_name(), "state-machine");
-        // The CLI's and the JSON's spellings (derived from the variant
-        // names) are the wake crate's, for every policy.
-        for policy in WakePolicy::value_variants() {
-            let cli = policy.to_possible_value().expect("not hidden");
-            assert_eq!(cli.get_name(), policy.kernel_name());
-            assert_eq!(
-                serde_json::to_string(policy).unwrap(),
-                format!("\"{}\"", policy.kernel_name())
-            );
-        }
         assert_eq!(WakePolicy::AlwaysIpi.to_string(), "always-ipi");
         assert_eq!(
             WakePolicy::from_str("racy-flag", false),
@@ -347,32 +337,25 @@ mod tests {
         assert!(!WakePolicy::RacyFlag.is_correct());
     }
 
+    /// Every value of `T` is spelled by clap and by serde as the kernel
+    /// spells it.
+    fn spelled_as_the_kernel<T: ValueEnum + Serialize>(kernel_name: fn(&T) -> &'static str) {
+        for value in T::value_variants() {
+            let cli = value.to_possible_value().expect("not hidden");
+            assert_eq!(cli.get_name(), kernel_name(value));
+            assert_eq!(
+                serde_json::to_string(value).unwrap(),
+                format!("\"{}\"", kernel_name(value))
+            );
+        }
+    }
+
     #[test]
     fn clap_value_names_are_the_kernels() {
-        for fault in IpiFault::value_variants() {
-            let cli = fault.to_possible_value().expect("not hidden");
-            assert_eq!(cli.get_name(), fault.fault().name());
-            assert_eq!(
-                serde_json::to_string(fault).unwrap(),
-                format!("\"{}\"", fault.kernel_name())
-            );
-        }
-        for pool in Pool::value_variants() {
-            let cli = pool.to_possible_value().expect("not hidden");
-            assert_eq!(cli.get_name(), pool.pool().name());
-            assert_eq!(
-                serde_json::to_string(pool).unwrap(),
-                format!("\"{}\"", pool.kernel_name())
-            );
-        }
-        for backoff in Backoff::value_variants() {
-            let cli = backoff.to_possible_value().expect("not hidden");
-            assert_eq!(cli.get_name(), backoff.backoff().name());
-            assert_eq!(
-                serde_json::to_string(backoff).unwrap(),
-                format!("\"{}\"", backoff.kernel_name())
-            );
-        }
+        spelled_as_the_kernel::<WakePolicy>(|policy| policy.policy().name());
+        spelled_as_the_kernel::<IpiFault>(|fault| fault.fault().name());
+        spelled_as_the_kernel::<Pool>(|pool| pool.pool().name());
+        spelled_as_the_kernel::<Backoff>(|backoff| backoff.backoff().name());
         assert_eq!(Watchdog::Off.param_value(), boot_params::OFF);
         assert_eq!(
             parse_watchdog(&DEFAULT_WATCHDOG_MS.to_string()),
