@@ -114,3 +114,30 @@ impl BootRecord {
             .find(|line_mark| line_mark.mark == mark)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::runner::kernel_build::BuildConfig;
+    use crate::runner::platform::Apic;
+
+    fn keys(value: &impl Serialize) -> BTreeSet<String> {
+        match serde_json::to_value(value).unwrap() {
+            serde_json::Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_spec_and_its_record_are_written_side_by_side_without_a_shared_key() {
+        // Stress and bench flatten both into one JSON object per boot: a
+        // key in both would be written twice and make the file unreadable
+        // (serde refuses a duplicate field).
+        let spec = BootSpec::new(&BuildConfig::default(), 2, Apic::Xapic, vec![], 60, false);
+        let record = BootRecord::without_output(RunClass::Passed, String::new(), "success");
+        let shared: Vec<String> = keys(&spec).intersection(&keys(&record)).cloned().collect();
+        assert!(shared.is_empty(), "keys in both: {shared:?}");
+    }
+}

@@ -28,8 +28,10 @@ pub struct BootSpec {
     /// Examine the guest through the monitor at the timeout too, not only
     /// at a stall.
     pub examine_on_timeout: bool,
-    /// Compare the guest's wake-IPI count with QEMU's trace.
-    pub ipi_oracle: bool,
+    /// Compare the guest's wake-IPI count with QEMU's trace (the record's
+    /// `ipi_oracle` holds the comparison; records and specs are written
+    /// side by side, so their keys must differ).
+    pub with_ipi_oracle: bool,
     /// The workload prints a `laplace:`/`floor:` result line: a success
     /// without one fails.
     pub expect_result: bool,
@@ -68,7 +70,7 @@ impl BootSpec {
             timeout_s,
             stall_s: None,
             examine_on_timeout: false,
-            ipi_oracle: false,
+            with_ipi_oracle: false,
             expect_result: true,
             marks: Vec::new(),
         }
@@ -85,7 +87,7 @@ impl BootSpec {
             registers_on_timeout: self.examine_on_timeout,
             stall_s: self.stall_s,
             marks: self.marks.clone(),
-            ipi_oracle: self.ipi_oracle,
+            ipi_oracle: self.with_ipi_oracle,
             ..RunConfig::default()
         }
     }
@@ -112,7 +114,7 @@ mod tests {
         );
         spec.stall_s = Some(20);
         spec.examine_on_timeout = true;
-        spec.ipi_oracle = true;
+        spec.with_ipi_oracle = true;
         spec.marks = vec!["idle: end".to_string()];
         let run = spec.run_config();
         assert_eq!(

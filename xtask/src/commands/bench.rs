@@ -116,12 +116,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         for run in failed {
             println!(
-                "FAILED {} {} smp={} round {}: {}\n  reproduce: {}",
+                "FAILED {} {} smp={} round {}: {}: {}\n  reproduce: {}",
                 run.configuration.section,
                 run.configuration.variant,
                 run.configuration.boot.smp,
                 run.round,
-                run.record.verdict,
+                run.record.class,
+                run.record.reason,
                 run.configuration.boot.reproduce
             );
         }
@@ -149,7 +150,7 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
         (BootStatus::TimedOut, _, _) => {
             format!("timed out (> {} s)", configuration.boot.timeout_s)
         }
-        _ => run.record.verdict.clone(),
+        _ => format!("{}: {}", run.record.class, run.record.reason),
     };
     let pool = run.pool().map_or_else(String::new, |pool| {
         format!(

@@ -214,7 +214,7 @@ impl StressConfig {
                 );
                 boot.stall_s = Some(self.stall_s);
                 boot.examine_on_timeout = true;
-                boot.ipi_oracle = self.ipi_oracle;
+                boot.with_ipi_oracle = self.ipi_oracle;
                 PlannedRun {
                     order: slot.order,
                     run: slot.round,
@@ -333,6 +333,24 @@ mod tests {
                 "cargo xtask run --smp 16 workload=laplace policy=racy-flag seed={} chaos=off watchdog=20",
                 first.seed
             )
+        );
+    }
+
+    #[test]
+    fn a_run_reads_back_from_its_json() {
+        // What `stress merge` does with a shard's file.
+        let planned = config().plan().remove(0);
+        let run = StressRun {
+            planned: planned.clone(),
+            record: BootRecord::without_output(RunClass::Stuck, "why".to_string(), "stuck"),
+        };
+        let text = serde_json::to_string(&run).unwrap();
+        let back: StressRun =
+            serde_json::from_str(&text).unwrap_or_else(|err| panic!("{err}: {text}"));
+        assert_eq!(back.planned, planned);
+        assert_eq!(
+            (back.record.class, back.record.reason),
+            (RunClass::Stuck, "why".to_string())
         );
     }
 
