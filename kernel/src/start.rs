@@ -5,7 +5,7 @@ use crate::arch::{
     serial,
 };
 use crate::exit::{ExitCode, exit};
-use crate::params::{self, BootParams, Fault, Mode, Pool, Watchdog};
+use crate::params::{self, BootParams, Fault, Mode, Pool};
 use crate::sched::core_sched::{self, SchedConfig};
 use crate::sched::wakeup;
 use crate::smp::{cores, remote_call};
@@ -47,10 +47,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     if let Err(why) = acpi_poweroff::prepare(boot_info.rsdp_addr.into_option()) {
         println!("acpi: no power-off ({why}); a run ends through QEMU's exit device only");
     }
-    let params = load_params(boot_ramdisk::bytes(
-        boot_info.ramdisk_addr.into_option(),
-        boot_info.ramdisk_len,
-    ));
+    let params = load_params(boot_ramdisk::bytes(boot_info));
     let core_count = smp::bringup::prepare(boot_info.rsdp_addr.into_option());
     let policy = wake_policy(&params);
     if params.chaos {
@@ -89,10 +86,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         },
         params.backoff,
         pool.name(),
-        match params.watchdog {
-            Watchdog::Off => alloc::string::String::from(vigil_proto::boot_params::OFF),
-            Watchdog::Ms(ms) => alloc::format!("{ms} ms"),
-        },
+        params.watchdog,
         params.seed,
         if params.chaos { ", chaos on" } else { "" },
     );

@@ -17,7 +17,6 @@ pub use vigil_proto::debug_table::{MAGIC, VERSION};
 
 // The struct below is the layout `vigil-proto` defines, word for word.
 const _: () = {
-    assert!(MAX_CORES == layout::MAX_CORES);
     assert!(core::mem::size_of::<DebugTable>() == layout::TABLE_WORDS * 8);
     assert!(core::mem::offset_of!(DebugTable, apic_id) == layout::APIC_IDS_AT * 8);
     assert!(core::mem::offset_of!(DebugTable, state_address) == layout::STATE_ADDRESSES_AT * 8);

@@ -139,46 +139,13 @@ kernel_value! {
     }
 }
 
-/// The in-guest watchdog setting (`watchdog=off|MS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Watchdog {
-    /// No watchdog: cores are truly tickless; a lost wakeup hangs the guest.
-    Off,
-    /// Lost-wakeup checks on: every core at its halt, and the watchdog
-    /// core's scan (probes) every this many ms.
-    Ms(u32),
-}
-
-/// What the kernel accepts and defaults to (vigil-proto's): watchdog scan
-/// periods (ms), grid sides (`size=`), iteration counts (`iterations=`).
+/// The in-guest watchdog setting (`watchdog=off|MS`): the kernel's own
+/// type, and the ranges and defaults the kernel accepts (vigil-proto's):
+/// watchdog scan periods (ms), grid sides (`size=`), iteration counts
+/// (`iterations=`).
 pub use vigil_proto::boot_params::{
-    DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE,
+    DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE, Watchdog,
 };
-
-impl Watchdog {
-    /// The kernel's watchdog setting it selects.
-    pub fn setting(self) -> boot_params::Watchdog {
-        match self {
-            Self::Off => boot_params::Watchdog::Off,
-            Self::Ms(ms) => boot_params::Watchdog::Ms(ms),
-        }
-    }
-
-    /// The `watchdog=` value (vigil-proto's spelling).
-    pub fn param_value(self) -> String {
-        self.setting().value()
-    }
-}
-
-impl fmt::Display for Watchdog {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Off => f.write_str(vigil_proto::boot_params::OFF),
-            Self::Ms(ms) => write!(f, "{ms} ms"),
-        }
-    }
-}
 
 /// Parses `--watchdog-ms`: `off` or milliseconds in [`WATCHDOG_MS_RANGE`].
 pub fn parse_watchdog(text: &str) -> Result<Watchdog, String> {
@@ -301,8 +268,13 @@ mod tests {
     fn watchdog_is_off_or_milliseconds_in_range() {
         assert_eq!(parse_watchdog("off"), Ok(Watchdog::Off));
         assert_eq!(parse_watchdog("200"), Ok(Watchdog::Ms(200)));
-        assert_eq!(Watchdog::Ms(200).param_value(), "200");
-        assert_eq!(Watchdog::Off.param_value(), "off");
+        assert_eq!(Watchdog::Ms(200).value(), "200");
+        assert_eq!(Watchdog::Off.value(), "off");
+        assert_eq!(Watchdog::Ms(20).to_string(), "20 ms");
+        assert_eq!(
+            serde_json::to_string(&[Watchdog::Off, Watchdog::Ms(20)]).unwrap(),
+            r#"["off",{"ms":20}]"#
+        );
         assert!(parse_watchdog("0").unwrap_err().contains("1..=60000"));
         assert!(parse_watchdog("60001").is_err());
         assert!(
@@ -356,7 +328,7 @@ mod tests {
         spelled_as_the_kernel::<IpiFault>(|fault| fault.fault().name());
         spelled_as_the_kernel::<Pool>(|pool| pool.pool().name());
         spelled_as_the_kernel::<Backoff>(|backoff| backoff.backoff().name());
-        assert_eq!(Watchdog::Off.param_value(), boot_params::OFF);
+        assert_eq!(Watchdog::Off.value(), boot_params::OFF);
         assert_eq!(
             parse_watchdog(&DEFAULT_WATCHDOG_MS.to_string()),
             Ok(Watchdog::Ms(DEFAULT_WATCHDOG_MS))

@@ -194,7 +194,7 @@ impl StressConfig {
                     policy: self.policy.map(WakePolicy::policy),
                     seed: Some(seed),
                     chaos: Some(self.chaos),
-                    watchdog: Some(self.watchdog.setting()),
+                    watchdog: Some(self.watchdog),
                     size: self.size,
                     iterations: self.iterations,
                     fault: self.fault.map(IpiFault::fault),

@@ -218,8 +218,14 @@ pub(super) fn backoff_expected() -> alloc::string::String {
     )
 }
 
-/// The lost-wakeup watchdog setting (`watchdog=off|MS`).
+/// The lost-wakeup watchdog setting (`watchdog=off|MS`). With feature
+/// `serde` the host writes it as `"off"` or `{"ms": MS}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "kebab-case")
+)]
 pub enum Watchdog {
     /// `off`: every in-guest lost-wakeup check off, cores truly tickless (a
     /// lost wakeup hangs the guest, for the host to examine).
@@ -246,6 +252,16 @@ impl Watchdog {
         match self {
             Self::Off => OFF.to_string(),
             Self::Ms(ms) => ms.to_string(),
+        }
+    }
+}
+
+/// `off` or `20 ms`, as reports say it.
+impl core::fmt::Display for Watchdog {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Off => f.write_str(OFF),
+            Self::Ms(ms) => write!(f, "{ms} ms"),
         }
     }
 }
