@@ -15,13 +15,32 @@
 //!   core still finds something, and stops growing as soon as one does not.
 //! * **A core with nothing to run** (no pinned work, the queue empty)
 //!   registers as idle, stops searching if it was, and goes to the halt
-//!   path. A core woken for pinned work while it was the chosen searcher
-//!   hands the search on (pinned work never waits for stealable work, and
-//!   stealable work never waits for a core busy with pinned work); so does
-//!   a publisher that holds the searcher slot (it is running). A core that
-//!   published is chosen to search only when no other idle core is left: it
-//!   is running its own task (the caller of a fork-join round), and a
-//!   search wake to it would wait for that task.
+//!   path.
+//! * **A core about to run pinned work** leaves the idle set first
+//!   ([`Stealable::before_pinned_work`]), and if it held the searcher slot
+//!   it hands the search on. So does a publisher that holds the slot (it
+//!   is running). A core busy with pinned work is never chosen.
+//!
+//! ## The work-conserving rule
+//!
+//! **The search never rests on a core that is not in its idle path.**
+//! Invariant, at every unlock of the pool's lock:
+//!
+//! > stealable work queued, and some core registered idle ⇒ some core
+//! > holds the searcher slot, and that core is in its idle path or taking
+//! > stealable work: halted or about to halt with its search wake on the
+//! > way, or between its drain and its next look.
+//!
+//! The idle set holds only cores in their idle path (a core leaves it, under
+//! the lock, before it runs pinned work), and the searcher is always chosen
+//! from the idle set, so it holds on the choice; the searcher gives the
+//! slot up only under the lock, in a call that chooses the next one when
+//! work remains ([`Stealable::take`] finding an item, `before_pinned_work`,
+//! `publish`). Without it (the rule before this one let a core keep its
+//! registration while it ran pinned work) a search could land on a core
+//! running a long pinned task: the search wake waited in that core's inbox,
+//! every later publication found the slot taken and woke nobody, and the
+//! shared work waited for the task while other cores slept.
 //!
 //! How a core is woken is the caller's: the pool only says *which* core
 //! (the `wake` closures below run after the pool's lock is released). In the
@@ -268,10 +287,11 @@ impl<T> Stealable<T> {
     /// last searcher, chooses the next one (`wake`).
     ///
     /// Fast path, no lock: a core still registered idle from its last call
-    /// (it ran only pinned work since, see [`Stealable::before_pinned_work`]),
-    /// that has drained no search wake since, and reads no item queued, goes
-    /// straight back to its halt path: its registration stands, so a
-    /// publisher of any item it did not see chooses it or a searcher exists.
+    /// (it halted and woke with nothing pinned to run, a spurious or a
+    /// coalesced wake), that has drained no search wake since, and reads no
+    /// item queued, goes straight back to its halt path: its registration
+    /// stands, so a publisher of any item it did not see chooses it or a
+    /// searcher exists.
     pub fn take(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) -> Option<T> {
         if searcher.registered_idle
             && !searcher.search_wake_seen
@@ -306,18 +326,21 @@ impl<T> Stealable<T> {
         item
     }
 
-    /// Called by a core about to run pinned work. If it may have been
-    /// chosen to search (it drained a search wake, or is the searcher), it
+    /// Called by a core about to run pinned work (a task, a private job):
+    /// the core leaves the idle set, and if it holds the searcher slot it
     /// hands the search on to another idle core when work is queued
-    /// (`wake`): pinned work never waits for stealable work, nor stealable
-    /// work for a core busy with pinned work. Otherwise it takes no lock and
-    /// **stays registered idle** while it runs the pinned work: a core woken
-    /// for pinned work and halting again (a barrier, a ping-pong) then never
-    /// touches the pool's lock. Safe: a registered core that runs looks at
-    /// the pool again before it halts ([`Stealable::take`]); a publisher
-    /// that chooses it meanwhile sends it a search wake it will drain.
+    /// (`wake`). A core busy with pinned work is therefore never a
+    /// candidate for the search, and a search that reached it is passed on
+    /// before the pinned work runs: stealable work never waits for a core
+    /// that is not in its idle path (the work-conserving rule, see the
+    /// module docs).
+    ///
+    /// Takes the lock only if the core is registered idle, may have been
+    /// chosen (it drained a search wake) or is the searcher; a core that
+    /// runs one pinned item after another without looking at the pool in
+    /// between takes it once.
     pub fn before_pinned_work(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) {
-        if !searcher.search_wake_seen && !searcher.searching {
+        if !searcher.registered_idle && !searcher.search_wake_seen && !searcher.searching {
             return;
         }
         let mut shared = self.shared.lock();
@@ -540,9 +563,9 @@ mod tests {
     #[test]
     fn the_chain_passes_over_a_core_running_its_own_publication() {
         let pool = Stealable::new(3);
-        // Core 0 is registered idle and then runs a task (pinned work
-        // keeps its registration) that publishes.
+        // Core 0 is registered idle and then runs a task that publishes.
         let mut searchers = idle_cores(&pool, &[0, 1, 2]);
+        pool.before_pinned_work(&mut searchers[0], |_| panic!("not a searcher"));
         assert_eq!(publish(&pool, 0, &[10, 11]), Some(1));
         let mut woke = None;
         searchers[1].search_wake_drained();
@@ -550,9 +573,29 @@ mod tests {
             pool.take(&mut searchers[1], |core| woke = Some(core)),
             Some(10)
         );
-        // Core 0 is the lowest idle core, but it published and is busy
-        // with its task: core 2 is chosen.
+        // Core 0 is the lowest core, but it is busy with its task: core 2
+        // is chosen.
         assert_eq!(woke, Some(2));
+    }
+
+    #[test]
+    fn a_core_busy_with_pinned_work_is_never_chosen_and_hands_a_search_on() {
+        let pool = Stealable::new(4);
+        let mut searchers = idle_cores(&pool, &[0, 1, 2, 3]);
+        // Core 0 starts a long pinned task: it leaves the idle set.
+        pool.before_pinned_work(&mut searchers[0], |_| panic!("not a searcher"));
+        // An outside publisher (core 4 of a 4-core pool) chooses an idle
+        // core, never the busy one.
+        assert_eq!(publish(&pool, 4, &[10]), Some(1));
+        // Core 1 was chosen while halted; before it looks, pinned work
+        // arrives for it: it hands the search on before running it.
+        let mut handed = None;
+        pool.before_pinned_work(&mut searchers[1], |core| handed = Some(core));
+        assert_eq!(handed, Some(2), "the search is handed on, not held");
+        assert_eq!(pool.snapshot().searching, 1);
+        searchers[2].search_wake_drained();
+        assert_eq!(pool.take(&mut searchers[2], |_| panic!("nothing left")), Some(10));
+        assert_eq!(pool.snapshot().searching, 0);
     }
 
     #[test]
