@@ -1,10 +1,12 @@
 //! The pool on real threads, in the shapes of the wake bugs user-space pools
 //! have shipped: a pool of one worker, a burst of shared work for as many
-//! sleepers, private work and its owner, a dispatch nobody sleeps for.
+//! sleepers, private work and its owner, a dispatch nobody sleeps for,
+//! shared work while a worker is busy with private work, and a private job
+//! that waits for a shared one.
 //!
-//! Every wait here is for a condition (a state, a count), never for time;
-//! the one timeout turns a hang (the bug these tests look for) into a
-//! failure with a message.
+//! Every wait here is for a condition (a state, a count, a message), never
+//! for time; the timeouts ([`HANG_GUARD`]) turn a hang (the bug these tests
+//! look for) into a failure with a message.
 
 #![cfg(not(loom))]
 
@@ -12,7 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use vigil_wake::Policy;
 use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
@@ -168,4 +170,120 @@ fn a_dispatch_when_nobody_sleeps_makes_no_unpark() {
         wakes_for_dispatches_to_busy_workers(Policy::AlwaysIpi, DISPATCHES),
         DISPATCHES as u64
     );
+}
+
+/// Waits until every worker of `pool` is asleep; fails (rather than hangs)
+/// if they are not after [`HANG_GUARD`].
+fn all_asleep_within_guard(pool: &ThreadPool) {
+    // The clock is only a hang detector: the loop waits for the state.
+    let give_up = Instant::now() + HANG_GUARD;
+    while pool.sleeping_workers() < pool.workers() {
+        assert!(
+            Instant::now() < give_up,
+            "workers still awake after {HANG_GUARD:?}: {} of {} asleep",
+            pool.sleeping_workers(),
+            pool.workers()
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// Shared work runs while a worker is busy with a private job, although it
+/// was the lowest-numbered sleeper when its private job came: with all four
+/// workers parked, worker 0 gets a private job that blocks until the test
+/// releases it; once it has started, a shared job is spawned. The private
+/// job is released only after the shared job ran, so a rule that lets the
+/// busy worker stay a candidate for the search (the shared job's search
+/// wake then waits in worker 0's inbox behind the blocked job) fails here,
+/// every trial, instead of finishing late.
+#[test]
+fn shared_work_runs_while_a_worker_is_busy_with_private_work() {
+    const WORKERS: usize = 4;
+    const TRIALS: usize = 20;
+    for trial in 0..TRIALS {
+        let pool = ThreadPool::new(PoolConfig::new(WORKERS));
+        all_asleep_within_guard(&pool);
+        let (started, private_started) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        pool.submit(0, move |w| {
+            started.send(w.index()).unwrap();
+            // Blocks until the test releases it; the bound (longer than the
+            // test's own) only keeps a failed trial from hanging the worker
+            // forever.
+            let _ = released.recv_timeout(2 * HANG_GUARD);
+        });
+        assert_eq!(private_started.recv_timeout(HANG_GUARD), Ok(0));
+        let (ran_on, shared_ran) = mpsc::channel();
+        // The test may have failed and gone: nobody to tell.
+        pool.spawn(move |w| {
+            let _ = ran_on.send(w.index());
+        });
+        let shared = shared_ran.recv_timeout(HANG_GUARD);
+        // Release worker 0 before any assertion, so that a failure unwinds
+        // through a pool that can stop.
+        release.send(()).expect("the private job is still blocked");
+        let ran_on = shared.unwrap_or_else(|_| {
+            panic!(
+                "trial {trial}: the shared job did not run within {HANG_GUARD:?} while \
+                 worker 0 was busy with a private job and the other workers slept"
+            )
+        });
+        assert_ne!(ran_on, 0, "trial {trial}: worker 0 is blocked");
+        let stats = pool.shutdown();
+        assert_eq!(stats.jobs_run, 2, "trial {trial}: {stats:?}");
+    }
+}
+
+/// A private job that waits for a shared job completes: the private job
+/// blocks on a channel that only the shared job sends to, so it can finish
+/// only if the shared job runs on another worker meanwhile. The shared job
+/// is spawned from outside the pool (after the private job started) and,
+/// in the second half of the trials, by the private job itself.
+#[test]
+fn a_private_job_waiting_for_a_shared_job_completes() {
+    const WORKERS: usize = 4;
+    const TRIALS: usize = 20;
+    for trial in 0..TRIALS {
+        let from_inside = trial >= TRIALS / 2;
+        let pool = ThreadPool::new(PoolConfig::new(WORKERS));
+        all_asleep_within_guard(&pool);
+        let (wake_private, private_waits) = mpsc::channel::<usize>();
+        let (started, private_started) = mpsc::channel();
+        let (finished, private_finished) = mpsc::channel();
+        let for_inside = wake_private.clone();
+        pool.submit(0, move |w| {
+            if from_inside {
+                // The private job may have given up: nobody to tell.
+                w.spawn(move |w| {
+                    let _ = for_inside.send(w.index());
+                });
+            }
+            started.send(()).unwrap();
+            // The bound only turns a lost shared job into a failure.
+            finished
+                .send(private_waits.recv_timeout(HANG_GUARD))
+                .unwrap();
+        });
+        private_started.recv_timeout(HANG_GUARD).unwrap();
+        if !from_inside {
+            pool.spawn(move |w| {
+                let _ = wake_private.send(w.index());
+            });
+        }
+        // The private job gives up on its own after HANG_GUARD: twice that
+        // is only a hang detector for the private job itself.
+        let outcome = private_finished
+            .recv_timeout(2 * HANG_GUARD)
+            .expect("the private job neither finished nor gave up");
+        let side = if from_inside { "inside" } else { "outside" };
+        let ran_on = outcome.unwrap_or_else(|_| {
+            panic!(
+                "trial {trial} (spawned from {side}): the private job on worker 0 waited \
+                 {HANG_GUARD:?} for a shared job that never ran"
+            )
+        });
+        assert_ne!(ran_on, 0, "trial {trial}: worker 0 was busy");
+        let stats = pool.shutdown();
+        assert_eq!(stats.jobs_run, 2, "trial {trial}: {stats:?}");
+    }
 }
