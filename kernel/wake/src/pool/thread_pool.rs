@@ -5,7 +5,8 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -67,8 +68,11 @@ impl PoolConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
-    /// Jobs run (private and shared).
+    /// Jobs run (private and shared), those that panicked included.
     pub jobs_run: u64,
+    /// Jobs that panicked: each panic was caught, and the worker went on
+    /// (see [`ThreadPool`]'s panic policy).
+    pub panicked_jobs: u64,
     /// Wakes the senders sent (each one `Thread::unpark` of a worker).
     pub wakes_sent: u64,
     /// Every `Thread::unpark` the pool made (wakes, probes, stopping aside).
@@ -94,6 +98,8 @@ struct Shared {
     lines: Box<[WakeLine]>,
     steal: Stealable<Job>,
     stopping: AtomicBool,
+    /// Jobs that panicked so far (a count; Relaxed).
+    panicked_jobs: AtomicU64,
     epoch: Instant,
 }
 
@@ -116,6 +122,19 @@ impl Shared {
 }
 
 /// A running pool. Dropping it stops it (see [`ThreadPool::shutdown`]).
+///
+/// # A job that panics
+///
+/// The worker catches the panic ([`std::panic::catch_unwind`]), counts it
+/// ([`ThreadPool::panicked_jobs`], [`PoolStats::panicked_jobs`]), drops the
+/// payload and goes on with its next job: the panic message has been
+/// printed by the panic hook, and nothing else of the panic is kept. The
+/// work the job gave before it panicked, the worker's later private work,
+/// and shared work that chose the worker to search all run; `shutdown`
+/// does not panic for it. (A worker that died instead would stay
+/// registered idle: the next shared job could choose it to search, and
+/// that search and its private work would never run.) Under `panic =
+/// "abort"` there is nothing to catch: a panicking job aborts the process.
 ///
 /// ```
 /// use std::sync::mpsc;
@@ -183,6 +202,7 @@ impl ThreadPool {
             lines: (0..config.workers).map(|_| WakeLine::default()).collect(),
             steal: Stealable::new(config.workers),
             stopping: AtomicBool::new(false),
+            panicked_jobs: AtomicU64::new(0),
             epoch: Instant::now(),
         });
         let handles = (0..config.workers)
@@ -216,6 +236,15 @@ impl ThreadPool {
     #[must_use]
     pub fn wakes_taken(&self) -> u64 {
         self.shared.lines.iter().map(WakeLine::wakes_taken).sum()
+    }
+
+    /// Jobs that panicked so far (each caught; its worker went on). A job's
+    /// panic is counted before its worker runs its next job.
+    #[must_use]
+    pub fn panicked_jobs(&self) -> u64 {
+        // Relaxed: a count. Whoever saw the worker's next job run (through
+        // that job's own synchronisation) sees the increment before it.
+        self.shared.panicked_jobs.load(Relaxed)
     }
 
     /// How many workers are asleep now (state `Halted`: committed to sleep
@@ -270,9 +299,13 @@ impl ThreadPool {
         }
         for handle in self.handles.drain(..) {
             let Ok(totals) = handle.join() else {
-                // A job panicked on that worker. `shutdown` says so; a drop
-                // (perhaps during that very unwinding) goes on quietly.
-                assert!(std::thread::panicking(), "a pool worker panicked");
+                // A job's panic is caught by the worker: this is a panic in
+                // the pool itself. `shutdown` says so; a drop (perhaps
+                // during that very unwinding) goes on quietly.
+                assert!(
+                    std::thread::panicking(),
+                    "a pool worker panicked outside a job"
+                );
                 continue;
             };
             stats.jobs_run += totals.jobs_run;
@@ -287,6 +320,7 @@ impl ThreadPool {
         }
         stats.protocol += self.producer.counters.snapshot();
         stats.search_wakes = self.shared.steal.snapshot().search_wakes;
+        stats.panicked_jobs = self.shared.panicked_jobs.load(Relaxed);
         stats
     }
 }
@@ -429,7 +463,7 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
             private.pop_front()
         };
         if let Some(job) = next {
-            job(&worker);
+            run_job(job, &worker);
             totals.jobs_run += 1;
             continue;
         }
@@ -440,6 +474,28 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
     }
     totals.sleep = driver.platform().sleep_counts();
     totals
+}
+
+/// Runs `job`, catching a panic (the pool's panic policy, see
+/// [`ThreadPool`]): the panic is counted and the worker goes on.
+fn run_job(job: Job, worker: &Worker<'_>) {
+    // AssertUnwindSafe: the job is consumed by the call, so nothing of it is
+    // seen after a panic; what it reaches of the pool through `worker` (the
+    // inboxes, the stealable queue) is only changed by pool code that runs
+    // no job code in the middle of an update and holds no lock while a job
+    // runs, so a panic can only stop a job between two of the pool's
+    // operations, and the next job sees the pool whole. What the job shares
+    // with the rest of the program is the job's own business, as it is
+    // for a thread's closure.
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| job(worker))) {
+        // Relaxed: a count (see `ThreadPool::panicked_jobs`).
+        worker.shared.panicked_jobs.fetch_add(1, Relaxed);
+        // A payload whose own drop panics must not take the worker with it:
+        // that second payload is leaked, not dropped.
+        if let Err(nested) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+            core::mem::forget(nested);
+        }
+    }
 }
 
 /// Moves drained items to the worker's private run queue, noting search
