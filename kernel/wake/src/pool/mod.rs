@@ -12,6 +12,10 @@
 //!   a time (its search wake is a private item of the woken worker, so it
 //!   cannot be lost for any reason a private wake cannot).
 //!
+//! * **A job that panics** is caught and counted, and its worker goes on
+//!   (see [`ThreadPool`]); **shutdown** cannot hang on a worker that had
+//!   not parked yet (the fences in `ThreadPool::stop`).
+//!
 //! The same pool built with [`Policy::AlwaysIpi`](crate::Policy) unparks on
 //! every notification, and with a [`BackoffMode::FixedUs`](crate::BackoffMode)
 //! budget its workers spin before they park: the baselines of the pool

@@ -6,7 +6,9 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst, fence,
+};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -290,9 +292,28 @@ impl ThreadPool {
     }
 
     fn stop(&mut self) -> PoolStats {
-        // Relaxed: each worker re-reads it before every `park`, and the
-        // nudge below ends a `park` that began before it was set.
+        // A store-buffering pair, closed by two SeqCst fences:
+        //
+        //   here:          store `stopping`; FENCE_STOP; read each worker's
+        //                  registration (`nudge`: unpark if registered)
+        //   each worker:   register its thread; FENCE_REGISTER (in
+        //                  `WakeLine::register`); read `stopping` before
+        //                  every `park` (`WorkerPlatform::sleep`)
+        //
+        // With Relaxed accesses and no fences both reads may miss the other
+        // side's write: this thread finds no thread to unpark, the worker
+        // reads `stopping` false and parks, and the join below waits forever
+        // (a pool dropped right after `new`). SeqCst fences are totally
+        // ordered: if FENCE_REGISTER comes first, the nudge's read after
+        // FENCE_STOP sees the registration and unparks the worker; the
+        // unpark synchronizes with the `park` that consumes it (std's
+        // documented ordering), whose return then sees `stopping`, which is
+        // stored before the unpark. If FENCE_STOP comes first, every read
+        // of `stopping` after FENCE_REGISTER sees it, and the worker never
+        // parks. Either way every worker ends. (The accesses themselves can
+        // stay Relaxed: the fences carry the order.)
         self.shared.stopping.store(true, Relaxed);
+        fence(SeqCst); // FENCE_STOP
         let mut stats = PoolStats::default();
         for line in self.shared.lines.iter() {
             line.nudge();

@@ -21,7 +21,7 @@
 
 use core::cell::Cell;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst, fence};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -46,9 +46,15 @@ pub(crate) struct WakeLine {
 }
 
 impl WakeLine {
-    /// Records the worker's thread; called by the worker before it can sleep.
+    /// Records the worker's thread; called by the worker before it can sleep
+    /// (and before it first reads the pool's `stopping`).
     pub(crate) fn register(&self) {
         let _ = self.thread.set(thread::current());
+        // The worker's half of the shutdown pair (the other half, and the
+        // argument, are in `ThreadPool::stop`): this SeqCst fence orders the
+        // registration above before every later read of `stopping` by this
+        // worker (each in `sleep`, before it parks).
+        fence(SeqCst); // FENCE_REGISTER
     }
 
     fn unpark(&self) {
@@ -57,8 +63,12 @@ impl WakeLine {
         if let Some(thread) = self.thread.get() {
             thread.unpark();
         }
-        // A worker not yet registered has not reached its first sleep: it
-        // checks its latch before it parks.
+        // Never a wake to a worker not yet registered: a wake is sent only
+        // to a worker that committed to sleep, whose inbox re-check (a
+        // Release RMW on its inbox count, after its registration) the
+        // sender's push (an Acquire RMW on the same count) read, so the
+        // registration happens before this `get`. A probe may find no
+        // thread: that worker checks its latch before its first park.
     }
 
     /// Latches a wake and unparks the worker, then counts it as sent (as the
@@ -176,8 +186,12 @@ impl Platform for WorkerPlatform<'_> {
                 self.deadline.set(None);
                 return self.taken(|c| c.timer += 1);
             }
-            // Relaxed: `ThreadPool::shutdown` sets it, then unparks every
-            // worker; a worker that misses it parks and is unparked.
+            // Relaxed, after the SeqCst fence in `WakeLine::register` (the
+            // worker's half of the shutdown pair, argued in
+            // `ThreadPool::stop`): either this load sees `stopping`, or the
+            // stopping thread saw the registration and unparks this worker,
+            // and the `park` below returns with that unpark's view, in which
+            // `stopping` is set.
             if self.stopping.load(Relaxed) {
                 return Resume::MachineStopped;
             }
