@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
 
@@ -132,17 +132,55 @@ fn panicking_jobs_leave_no_work_behind_on_one_worker() {
     panics_interleaved_with_work(1, 100);
 }
 
-/// The count is live: a panic is counted before the worker runs its next
-/// job, and the pool goes on.
+/// The count is live, and the worker whose job panicked goes on with its
+/// private work and back to sleep, and shared work spawned once every
+/// worker sleeps runs: with all four workers parked, worker 0 (the first
+/// candidate to search) runs a job that panics, then a private job; then a
+/// shared job and a private job for every worker.
 #[test]
 fn a_panicked_job_is_counted_and_the_worker_goes_on() {
+    const WORKERS: usize = 4;
     quiet_deliberate_panics();
-    let pool = ThreadPool::new(PoolConfig::new(2));
+    let pool = ThreadPool::new(PoolConfig::new(WORKERS));
+    all_asleep_within_guard(&pool);
     let (ran_on, ran) = mpsc::channel();
-    pool.submit(1, |_| panic::panic_any(DeliberatePanic));
-    pool.submit(1, move |w| ran_on.send(w.index()).unwrap());
-    assert_eq!(ran.recv_timeout(HANG_GUARD), Ok(1));
+    pool.submit(0, |_| panic::panic_any(DeliberatePanic));
+    let after_panic = ran_on.clone();
+    pool.submit(0, move |w| after_panic.send(w.index()).unwrap());
+    assert_eq!(ran.recv_timeout(HANG_GUARD), Ok(0));
     assert_eq!(pool.panicked_jobs(), 1);
+    all_asleep_within_guard(&pool);
+    let shared = ran_on.clone();
+    pool.spawn(move |_| shared.send(usize::MAX).unwrap());
+    for worker in 0..WORKERS {
+        let ran_on = ran_on.clone();
+        pool.submit(worker, move |w| ran_on.send(w.index()).unwrap());
+    }
+    let mut reports: Vec<usize> = (0..=WORKERS)
+        .map(|_| {
+            ran.recv_timeout(HANG_GUARD)
+                .expect("a job did not run after a panic")
+        })
+        .collect();
+    reports.sort_unstable();
+    assert_eq!(reports, [0, 1, 2, 3, usize::MAX]);
     let stats = pool.shutdown();
-    assert_eq!((stats.jobs_run, stats.panicked_jobs), (2, 1), "{stats:?}");
+    assert_eq!(stats.jobs_run, 2 + 1 + WORKERS as u64, "{stats:?}");
+    assert_eq!(stats.panicked_jobs, 1, "{stats:?}");
+}
+
+/// Waits until every worker of `pool` is asleep; fails (rather than hangs)
+/// if they are not after [`HANG_GUARD`] (a worker that died never sleeps).
+fn all_asleep_within_guard(pool: &ThreadPool) {
+    // The clock is only a hang detector: the loop waits for the state.
+    let give_up = Instant::now() + HANG_GUARD;
+    while pool.sleeping_workers() < pool.workers() {
+        assert!(
+            Instant::now() < give_up,
+            "workers still awake after {HANG_GUARD:?}: {} of {} asleep",
+            pool.sleeping_workers(),
+            pool.workers()
+        );
+        std::thread::yield_now();
+    }
 }
