@@ -51,24 +51,30 @@ impl WakeLine {
     pub(crate) fn register(&self) {
         let _ = self.thread.set(thread::current());
         // The worker's half of the shutdown pair (the other half, and the
-        // argument, are in `ThreadPool::stop`): this SeqCst fence orders the
-        // registration above before every later read of `stopping` by this
-        // worker (each in `sleep`, before it parks).
+        // argument, are in `ThreadPool::stop`) and of the wake pair (in
+        // `unpark`): this SeqCst fence orders the registration above before
+        // every later read of `stopping` and of the latches by this worker
+        // (each in `sleep`, before it parks).
         fence(SeqCst); // FENCE_REGISTER
     }
 
+    /// Unparks the worker after its latch was set (the caller's store).
     fn unpark(&self) {
         // Relaxed: a count for statistics.
         self.unparks.fetch_add(1, Relaxed);
+        // The same store-buffering pair as the shutdown's (see
+        // `ThreadPool::stop`), with the latch for `stopping`: the caller
+        // stored the latch, this fence pairs with FENCE_REGISTER, and
+        // either this `get` sees the worker's registration and unparks it,
+        // or the worker's check of its latches (after FENCE_REGISTER, before
+        // every park) sees the latch. Without it a wake to a worker that
+        // had only just registered could find no thread while the worker
+        // read its latch unset and parked. One fence per wake, beside an
+        // unpark.
+        fence(SeqCst);
         if let Some(thread) = self.thread.get() {
             thread.unpark();
         }
-        // Never a wake to a worker not yet registered: a wake is sent only
-        // to a worker that committed to sleep, whose inbox re-check (a
-        // Release RMW on its inbox count, after its registration) the
-        // sender's push (an Acquire RMW on the same count) read, so the
-        // registration happens before this `get`. A probe may find no
-        // thread: that worker checks its latch before its first park.
     }
 
     /// Latches a wake and unparks the worker, then counts it as sent (as the
