@@ -44,6 +44,9 @@ pub enum Command {
     /// The wake crate's mutation run: every mutant killed by the loom
     /// model's own assertion, after a baseline of the unmutated models.
     Mutants(MutantsArgs),
+    /// Regenerate the parts of docs/harness.md taken from the code (every
+    /// subcommand's help, the kernel-parameter and fault tables).
+    Docs(DocsArgs),
 }
 
 /// Options shared by everything that builds the kernel.
@@ -85,7 +88,8 @@ pub struct RunArgs {
     /// Kernel build options.
     #[command(flatten)]
     pub build: BuildArgs,
-    /// Number of cores (1..=64).
+    /// Number of cores (1..=256; above 64 with --apic x2apic, above 255
+    /// with --machine q35).
     #[arg(long, value_name = "N", default_value_t = crate::runner::qemu::DEFAULT_SMP, value_parser = crate::runner::platform::parse_smp)]
     pub smp: u32,
     /// Boot the UEFI image under OVMF instead of the BIOS image.
@@ -128,10 +132,11 @@ pub struct StressArgs {
     /// Kernel build options.
     #[command(flatten)]
     pub build: BuildArgs,
-    /// Core counts, comma-separated (each 1..=64).
+    /// Core counts, comma-separated (each 1..=256; above 64 with --apic
+    /// x2apic).
     #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [4, 8, 16, 32], value_parser = crate::runner::platform::parse_smp)]
     pub smp: Vec<u32>,
-    /// Boots per core count.
+    /// Boots per core count (1..=100000).
     #[arg(long, value_name = "R", default_value_t = 10, value_parser = crate::campaign::scope::parse_runs)]
     pub runs: u32,
     /// Wake policy (default state-machine; leave out with --features idle-poll).
@@ -140,7 +145,8 @@ pub struct StressArgs {
     /// Seeded random delays and holds at the protocol's critical points (`chaos=on`).
     #[arg(long)]
     pub chaos: bool,
-    /// In-guest watchdog scan period in ms, or `off` (default 20).
+    /// In-guest watchdog scan period in ms (1..=60000), or `off` (default
+    /// 20).
     #[arg(long, value_name = "MS|off", value_parser = crate::guest::settings::parse_watchdog)]
     pub watchdog_ms: Option<Watchdog>,
     /// Inject a fault into every boot (`fault=`; the IPI faults at a seeded
@@ -160,7 +166,7 @@ pub struct StressArgs {
     /// Laplace grid side (4..=4096; kernel default 64).
     #[arg(long, value_name = "N", value_parser = crate::guest::settings::parse_grid_size)]
     pub size: Option<u32>,
-    /// Laplace iterations (kernel default 1000).
+    /// Laplace iterations (1..=10000000; kernel default 1000).
     #[arg(long, value_name = "I", value_parser = crate::guest::settings::parse_iterations)]
     pub iterations: Option<u32>,
     /// Write every run (settings, class, result, statistics, serial) here.
@@ -169,7 +175,7 @@ pub struct StressArgs {
     /// Seconds without serial output after which a boot is stuck.
     #[arg(long, value_name = "S", default_value_t = DEFAULT_STALL_S, value_parser = crate::runner::platform::parse_stall_s)]
     pub stall_s: u64,
-    /// QEMUs at once (default: host cores).
+    /// QEMUs at once (1..=64; default: host cores).
     #[arg(long, value_name = "J", value_parser = crate::campaign::scope::parse_jobs)]
     pub jobs: Option<usize>,
     /// Base seed every run's seed derives from (default: from the clock).
@@ -212,10 +218,11 @@ pub struct MergeArgs {
 /// Options of `cargo xtask bench`.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Core counts, comma-separated (each 1..=64).
+    /// Core counts, comma-separated (each 1..=256; above 64 with --apic
+    /// x2apic).
     #[arg(long, value_name = "N,N,...", value_delimiter = ',', default_values_t = [1, 2, 4, 8, 16, 32], value_parser = crate::runner::platform::parse_smp, conflicts_with = "quick")]
     pub smp: Vec<u32>,
-    /// Boots per configuration.
+    /// Boots per configuration (1..=100000).
     #[arg(long, value_name = "R", default_value_t = 5, value_parser = crate::campaign::scope::parse_runs, conflicts_with = "quick")]
     pub runs: u32,
     /// Sections to run, comma-separated (default: all).
@@ -260,6 +267,14 @@ pub struct MutantsArgs {
     pub names: Vec<String>,
 }
 
+/// Options of `cargo xtask docs`.
+#[derive(Debug, Clone, Args)]
+pub struct DocsArgs {
+    /// Only compare: fail if the file differs from what the code generates.
+    #[arg(long)]
+    pub check: bool,
+}
+
 /// Parses the command line and runs the subcommand; returns the exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -270,6 +285,7 @@ pub fn main() -> ExitCode {
         Command::Stress(stress) => commands::stress::run(&stress),
         Command::Bench(bench) => commands::bench::run(&bench),
         Command::Mutants(mutants) => commands::mutants::run(&mutants),
+        Command::Docs(docs) => commands::docs::run(&docs),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,6 +6,7 @@ pub mod campaign;
 pub mod cli;
 pub mod commands;
 pub mod diagnosis;
+pub mod docs;
 pub mod error;
 pub mod guest;
 pub mod runner;

@@ -46,16 +46,22 @@ impl CampaignScope {
     }
 }
 
+/// What `--runs` takes: boots per core count or configuration.
+pub const RUNS_RANGE: std::ops::RangeInclusive<u32> = 1..=100_000;
+
+/// What `--jobs` takes: QEMUs at once.
+pub const JOBS_RANGE: std::ops::RangeInclusive<u32> = 1..=64;
+
 /// Parses `--runs`: at least one boot (at most 100 000).
 pub fn parse_runs(text: &str) -> std::result::Result<u32, String> {
     let runs = parse_count(text, "run count")?;
-    in_range(runs, &(1..=100_000), "--runs")
+    in_range(runs, &RUNS_RANGE, "--runs")
 }
 
 /// Parses `--jobs`: QEMUs at once, 1..=64.
 pub fn parse_jobs(text: &str) -> std::result::Result<usize, String> {
     let jobs = parse_count(text, "job count")?;
-    in_range(jobs, &(1..=64), "--jobs").map(|jobs| jobs as usize)
+    in_range(jobs, &JOBS_RANGE, "--jobs").map(|jobs| jobs as usize)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod docs;
 pub mod mutants;
 pub mod run;
 pub mod stress;

@@ -119,7 +119,7 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
     let root = rustix::process::geteuid().is_root();
     if !root || find_in_path("apt-get").is_none() {
         return Err(XtaskError::usage(format!(
-            "missing or too old host packages: {}{problem}; on Debian bookworm, add the {BACKPORTS_SUITE} suite (see {BACKPORTS_SOURCES_FILE} in the README) and run `apt-get install -t {BACKPORTS_SUITE} {}`",
+            "missing or too old host packages: {}{problem}; on Debian bookworm, add the {BACKPORTS_SUITE} suite (see {BACKPORTS_SOURCES_FILE} in docs/harness.md) and run `apt-get install -t {BACKPORTS_SUITE} {}`",
             missing.join(", "),
             missing.join(" ")
         )));

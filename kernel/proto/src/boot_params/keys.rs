@@ -78,6 +78,44 @@ impl Key {
         }
     }
 
+    /// What the key sets, in one line (the parameter table of
+    /// `docs/harness.md` is generated from it).
+    #[must_use]
+    pub const fn summary(self) -> &'static str {
+        match self {
+            Key::Mode => "run a workload, or the in-kernel test suite",
+            Key::Test => "run only the in-kernel tests whose name contains it",
+            Key::Fault => {
+                "a fault injected on purpose, for the harness to show it detects each kind (see the faults below)"
+            }
+            Key::Workload => "what run mode runs (docs/design.md)",
+            Key::Size => {
+                "Laplace/floor grid side; with the pinned pool and for the floor at least cores + 2 (every core gets a row)"
+            }
+            Key::Iterations => "Laplace/floor iterations, ping-pong round trips",
+            Key::Policy => {
+                "wake policy (the racy flag is seed 004's bug, a fault-injection fixture); rejected in an idle-poll build"
+            }
+            Key::Seed => "seed for chaos and every seeded choice, printed at boot",
+            Key::Chaos => {
+                "seeded random delays at the protocol's critical points, and rare holds of an idle core between its re-check and its commit"
+            }
+            Key::Backoff => {
+                "how long an idle core polls its inbox before halting; adaptive learns it per core and stops when it sees its vCPU descheduled"
+            }
+            Key::Watchdog => {
+                "lost-wakeup detection: each core checks itself at its halts, the watchdog scans the halted cores every period; off turns every check off (a lost wakeup is a hang for the host)"
+            }
+            Key::IdleMs => "how long the idle workload idles",
+            Key::Release => {
+                "how a pinned fork-join round wakes its workers: tree (each woken worker wakes two more) or flat (the caller wakes them all)"
+            }
+            Key::Pool => {
+                "how a fork-join round hands out its work: stealable chunks run by whichever cores are awake, or one job per core to a pinned worker task"
+            }
+        }
+    }
+
     /// The key spelled `name`, if there is one.
     #[must_use]
     pub fn from_name(name: &str) -> Option<Key> {

@@ -93,6 +93,35 @@ named_values! {
     }
 }
 
+impl Fault {
+    /// What the fault does, in one line (the fault table of
+    /// `docs/harness.md` is generated from it).
+    #[must_use]
+    pub const fn summary(self) -> &'static str {
+        match self {
+            Self::None => "no fault",
+            Self::Panic => "panic on the bootstrap core",
+            Self::Triple => "load an empty IDT and raise an exception: a triple fault",
+            Self::Hang => "stop making progress forever (interrupts off, halted)",
+            Self::GuardPageRead => "touch an unmapped guard page",
+            Self::ApStackOverflow => "overflow core 1's stack into its guard page",
+            Self::DroppedTaskWake => {
+                "drop one fork-join release wake (round 10, the last worker): a task wake lost above the wake protocol, for the stuck-round watch"
+            }
+            Self::DroppedIpi => {
+                "once, at the first protocol wake IPI of round 1 + seed % (iterations / 2) or later, the waker claims a halted core and sends no IPI"
+            }
+            Self::MisdirectedIpi => "as dropped-ipi, but the IPI goes to another core",
+            Self::MiscountedIpi => {
+                "as dropped-ipi, but the IPI is sent and left out of the guest's count (for the host's QEMU-trace oracle)"
+            }
+            Self::StrandedSteal => {
+                "stealable pool: in the first round from 10 on published with every other core idle, the search wake is dropped and the caller does not help (for the strand watch)"
+            }
+        }
+    }
+}
+
 /// The first fork-join round in which [`Fault::StrandedSteal`] may strand a
 /// round: a run needs at least this many `iterations=` for it to fire.
 pub const STRANDED_ROUND: u64 = 10;
