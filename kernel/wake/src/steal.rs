@@ -16,31 +16,42 @@
 //! * **A core with nothing to run** (no pinned work, the queue empty)
 //!   registers as idle, stops searching if it was, and goes to the halt
 //!   path.
-//! * **A core about to run pinned work** leaves the idle set first
-//!   ([`Stealable::before_pinned_work`]), and if it held the searcher slot
-//!   it hands the search on. So does a publisher that holds the slot (it
-//!   is running). A core busy with pinned work is never chosen.
+//! * **A core about to run pinned work** ([`Stealable::before_pinned_work`])
+//!   stays registered but is marked busy, and choosers pass over it; if it
+//!   may have been chosen already it hands the search on before the pinned
+//!   work runs. So does a publisher that holds the slot (it is running). A
+//!   core busy with pinned work never holds the search.
 //!
 //! ## The work-conserving rule
 //!
 //! **The search never rests on a core that is not in its idle path.**
 //! Invariant, at every unlock of the pool's lock:
 //!
-//! > stealable work queued, and some core registered idle ⇒ some core
-//! > holds the searcher slot, and that core is in its idle path or taking
-//! > stealable work: halted or about to halt with its search wake on the
-//! > way, or between its drain and its next look.
+//! > stealable work queued, and some core registered idle and not busy ⇒
+//! > some core holds the searcher slot, and that core is in its idle path
+//! > or taking stealable work: halted or about to halt with its search
+//! > wake on the way, or between its drain and its next look.
 //!
-//! The idle set holds only cores in their idle path (a core leaves it, under
-//! the lock, before it runs pinned work), and the searcher is always chosen
-//! from the idle set, so it holds on the choice; the searcher gives the
-//! slot up only under the lock, in a call that chooses the next one when
-//! work remains ([`Stealable::take`] finding an item, `before_pinned_work`,
-//! `publish`). Without it (the rule before this one let a core keep its
-//! registration while it ran pinned work) a search could land on a core
-//! running a long pinned task: the search wake waited in that core's inbox,
-//! every later publication found the slot taken and woke nobody, and the
-//! shared work waited for the task while other cores slept.
+//! The searcher is chosen from the idle set passing over busy cores, and
+//! gives the slot up only under the lock, in a call that chooses the next
+//! one when work remains ([`Stealable::take`] finding an item,
+//! `before_pinned_work`, `publish`). A chooser and a core turning busy race
+//! outside the lock; the busy / chosen pair (`CoreFlags`) makes one of them
+//! see the other, so a core chosen as it turns busy hands the search on.
+//! A busy core that was passed over is still registered: it looks at the
+//! pool before it halts, and the queued / busy pair makes that look see
+//! every item whose chooser passed over it. So queued work with every
+//! registered core busy waits only for a core that is running and will
+//! look, never for a sleeping one.
+//!
+//! Without it (the rule before this one let a busy core keep its
+//! registration *unmarked*) a search could land on a core running a long
+//! pinned task: the search wake waited in that core's inbox, every later
+//! publication found the slot taken and woke nobody, and the shared work
+//! waited for the task while other cores slept. Leaving the idle set under
+//! the lock before every pinned run fixes that too, but costs two lock
+//! acquisitions per pinned wake, and at 32 vCPUs on 2 host cores the
+//! in-kernel barrier test stalled on that ticket-lock convoy.
 //!
 //! How a core is woken is the caller's: the pool only says *which* core
 //! (the `wake` closures below run after the pool's lock is released). In the
@@ -80,7 +91,10 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU64 as ObservedU64, AtomicUsize as ObservedUsize};
 
 use crate::core_set::CoreSet;
-use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::sync::{AtomicU8, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// Relaxed: the observers' mirrors below are written inside the pool's lock
 /// and read by diagnostics (the strand watch, the host's debug table) that
@@ -151,6 +165,9 @@ pub struct Searcher {
     /// A search wake was drained since the core last looked at the pool
     /// under its lock: it may have been chosen.
     search_wake_seen: bool,
+    /// The core set its busy flag (it runs pinned work, registration
+    /// kept) and has not cleared it yet.
+    busy: bool,
 }
 
 impl Searcher {
@@ -161,6 +178,7 @@ impl Searcher {
             searching: false,
             registered_idle: false,
             search_wake_seen: false,
+            busy: false,
         }
     }
 
@@ -196,6 +214,35 @@ pub struct Published {
 pub struct Stealable<T> {
     shared: Mutex<Shared<T>>,
     mirror: Mirror,
+    flags: Box<[CoreFlags]>,
+}
+
+/// A core's two flags outside the lock: how a core busy with pinned work
+/// keeps its registration (no lock on a pinned-only wake) and still never
+/// holds the search.
+///
+/// Two store-buffering pairs, each closed by SeqCst on both sides:
+///
+/// * **busy / chosen.** The core, before pinned work: `busy = 1`, then
+///   reads `chosen`. A chooser, under the lock, for a candidate: `chosen =
+///   1`, then reads `busy`. In the single total order of SeqCst operations
+///   one of the two reads sees the other's store: either the chooser sees
+///   the core busy and passes over it (it clears `chosen`), or the core
+///   sees itself chosen and takes the lock to hand the search on before
+///   its pinned work runs (both may happen: the core then finds, under the
+///   lock, that it is no searcher). So a core running pinned work never
+///   holds the search past its `before_pinned_work`.
+/// * **queued / busy.** A chooser stores the queued count, then reads
+///   `busy`. The core, back in its idle path: `busy = 0`, then reads the
+///   queued count (the fast path of [`Stealable::take`]). Either the
+///   chooser saw the core not busy (it could choose it, or chose another
+///   core, or a searcher existed), or the core sees the items queued and
+///   takes the lock to take one. So an item whose chooser passed over a
+///   busy core is never missed by that core's next look.
+#[derive(Debug)]
+struct CoreFlags {
+    busy: AtomicU8,
+    chosen: AtomicU8,
 }
 
 impl<T> core::fmt::Debug for Stealable<T> {
@@ -224,6 +271,13 @@ impl<T> Stealable<T> {
                 taken: ObservedU64::new(0),
                 search_wakes: ObservedU64::new(0),
             },
+            flags: (0..cores)
+                .map(|_| CoreFlags {
+                    busy: AtomicU8::new(0),
+                    chosen: AtomicU8::new(0),
+                })
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
         }
     }
 
@@ -253,7 +307,7 @@ impl<T> Stealable<T> {
             // search wake would wait for that task. It hands the slot on;
             // its wake still arrives, and only sends it to look.
             shared.searching.remove(me);
-            choose_searcher(&mut shared, me)
+            self.choose_searcher(&mut shared, me)
         } else {
             None
         };
@@ -293,14 +347,21 @@ impl<T> Stealable<T> {
     /// stands, so a publisher of any item it did not see chooses it or a
     /// searcher exists.
     pub fn take(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) -> Option<T> {
+        if searcher.busy {
+            searcher.busy = false;
+            // SeqCst: the queued / busy pair (see `CoreFlags`): the load of
+            // the queued count below cannot miss an item whose chooser saw
+            // this core busy.
+            self.flags[searcher.me].busy.store(0, Ordering::SeqCst);
+        }
         if searcher.registered_idle
             && !searcher.search_wake_seen
-            && self.mirror.queued.load(Ordering::Relaxed) == 0
+            && self.mirror.queued.load(Ordering::SeqCst) == 0
         {
             return None;
         }
         let mut shared = self.shared.lock();
-        resume(&mut shared, searcher);
+        self.resume(&mut shared, searcher);
         let item = shared.queue.pop_front();
         let ended_search = searcher.searching;
         if ended_search {
@@ -311,7 +372,7 @@ impl<T> Stealable<T> {
             Some(_) => {
                 self.mirror.taken.fetch_add(1, OBSERVED);
                 if ended_search && !shared.queue.is_empty() {
-                    choose_searcher(&mut shared, searcher.me)
+                    self.choose_searcher(&mut shared, searcher.me)
                 } else {
                     None
                 }
@@ -326,37 +387,106 @@ impl<T> Stealable<T> {
         item
     }
 
-    /// Called by a core about to run pinned work (a task, a private job):
-    /// the core leaves the idle set, and if it holds the searcher slot it
-    /// hands the search on to another idle core when work is queued
-    /// (`wake`). A core busy with pinned work is therefore never a
-    /// candidate for the search, and a search that reached it is passed on
-    /// before the pinned work runs: stealable work never waits for a core
-    /// that is not in its idle path (the work-conserving rule, see the
-    /// module docs).
-    ///
-    /// Takes the lock only if the core is registered idle, may have been
-    /// chosen (it drained a search wake) or is the searcher; a core that
-    /// runs one pinned item after another without looking at the pool in
-    /// between takes it once.
+    /// Called by a core about to run pinned work (a task, a private job).
+    /// A core busy with pinned work never holds the search: if it may have
+    /// been chosen (it drained a search wake, is the searcher, or a chooser
+    /// marked it), it takes the lock and hands the search on to another
+    /// idle core when work is queued (`wake`) before the pinned work runs.
+    /// Otherwise it takes no lock and **stays registered idle**, marked
+    /// busy, so that choosers pass over it while it runs (see `CoreFlags`
+    /// for the two pairs that make this safe): a core woken for pinned work
+    /// and halting again (a barrier, a ping-pong) then never touches the
+    /// pool's lock, which at 32 vCPUs on 2 host cores is a ticket-lock
+    /// convoy (the 32-core barrier test stalled on it when every pinned
+    /// wake took the lock).
     pub fn before_pinned_work(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) {
-        if !searcher.registered_idle && !searcher.search_wake_seen && !searcher.searching {
+        let mut marked = false;
+        if searcher.registered_idle && self.covers(searcher.me) {
+            if !searcher.busy {
+                searcher.busy = true;
+                // SeqCst: the busy / chosen pair (see `CoreFlags`).
+                self.flags[searcher.me].busy.store(1, Ordering::SeqCst);
+            }
+            marked = self.flags[searcher.me].chosen.load(Ordering::SeqCst) != 0;
+        }
+        if !marked && !searcher.search_wake_seen && !searcher.searching {
             return;
         }
         let mut shared = self.shared.lock();
-        resume(&mut shared, searcher);
+        self.resume(&mut shared, searcher);
         let next = if searcher.searching {
             searcher.searching = false;
             shared.searching.remove(searcher.me);
             if shared.queue.is_empty() {
                 None
             } else {
-                choose_searcher(&mut shared, searcher.me)
+                self.choose_searcher(&mut shared, searcher.me)
             }
         } else {
             None
         };
         self.unlock(shared, next, wake);
+    }
+
+    /// Whether `core` is one of the pool's cores (a publisher outside them
+    /// never runs the pool's work).
+    fn covers(&self, core: usize) -> bool {
+        core < self.flags.len()
+    }
+
+    /// A core looks for work again: it leaves the idle set (and the
+    /// publishers), and if a publisher or a searcher chose it while it was
+    /// idle and nobody took the slot back, it is the searcher now (its
+    /// search wake may still be on its way; it carries no work, so arriving
+    /// late it only ends a halt). Its chooser's mark is cleared (under the
+    /// lock, as every chooser sets it).
+    fn resume(&self, shared: &mut Shared<T>, searcher: &mut Searcher) {
+        searcher.search_wake_seen = false;
+        shared.publishers.remove(searcher.me);
+        if searcher.registered_idle {
+            searcher.registered_idle = false;
+            shared.idle.remove(searcher.me);
+        }
+        searcher.searching = shared.searching.contains(searcher.me);
+        if self.covers(searcher.me) {
+            self.flags[searcher.me].chosen.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Chooses an idle core other than `me` as the searcher if none is
+    /// searching: the lowest that has not published since it last looked,
+    /// else the lowest, passing over cores marked busy (they stay
+    /// registered and look before they halt). Stores the queued count
+    /// first: the chooser's half of the queued / busy pair.
+    fn choose_searcher(&self, shared: &mut Shared<T>, me: usize) -> Option<usize> {
+        if !shared.searching.is_empty() {
+            return None;
+        }
+        // SeqCst: the queued / busy pair (see `CoreFlags`).
+        self.mirror
+            .queued
+            .store(shared.queue.len(), Ordering::SeqCst);
+        let mut passed_over = Vec::new();
+        let chosen = loop {
+            let Some(core) = shared.idle.take_lowest_preferring(me, &shared.publishers) else {
+                break None;
+            };
+            let flags = &self.flags[core];
+            // SeqCst: the busy / chosen pair (see `CoreFlags`).
+            flags.chosen.store(1, Ordering::SeqCst);
+            if flags.busy.load(Ordering::SeqCst) == 0 {
+                break Some(core);
+            }
+            flags.chosen.store(0, Ordering::Relaxed);
+            passed_over.push(core);
+        };
+        for core in passed_over {
+            shared.idle.insert(core);
+        }
+        if let Some(core) = chosen {
+            shared.searching.insert(core);
+        }
+        chosen
     }
 
     /// How many cores other than `me` are registered idle now (under the
@@ -409,36 +539,9 @@ impl<T> Stealable<T> {
     }
 }
 
-/// A core looks for work again: it leaves the idle set (and the
-/// publishers), and if a publisher or a searcher chose it while it was idle
-/// and nobody took the slot back, it is the searcher now (its search wake
-/// may still be on its way; it carries no work, so arriving late it only
-/// ends a halt).
-fn resume<T>(shared: &mut Shared<T>, searcher: &mut Searcher) {
-    searcher.search_wake_seen = false;
-    shared.publishers.remove(searcher.me);
-    if searcher.registered_idle {
-        searcher.registered_idle = false;
-        shared.idle.remove(searcher.me);
-    }
-    searcher.searching = shared.searching.contains(searcher.me);
-}
-
 /// Cores other than `me` in the idle set.
 fn others_idle<T>(shared: &Shared<T>, me: usize) -> usize {
     shared.idle.len() - usize::from(shared.idle.contains(me))
-}
-
-/// Chooses an idle core other than `me` as the searcher if none is
-/// searching: the lowest that has not published since it last looked, else
-/// the lowest.
-fn choose_searcher<T>(shared: &mut Shared<T>, me: usize) -> Option<usize> {
-    if !shared.searching.is_empty() {
-        return None;
-    }
-    let core = shared.idle.take_lowest_preferring(me, &shared.publishers)?;
-    shared.searching.insert(core);
-    Some(core)
 }
 
 /// Stealable work stranded: queued, every core halted, nothing taken or
@@ -594,7 +697,10 @@ mod tests {
         assert_eq!(handed, Some(2), "the search is handed on, not held");
         assert_eq!(pool.snapshot().searching, 1);
         searchers[2].search_wake_drained();
-        assert_eq!(pool.take(&mut searchers[2], |_| panic!("nothing left")), Some(10));
+        assert_eq!(
+            pool.take(&mut searchers[2], |_| panic!("nothing left")),
+            Some(10)
+        );
         assert_eq!(pool.snapshot().searching, 0);
     }
 
