@@ -105,6 +105,16 @@ struct Shared<T> {
     /// their task, so chosen to search last. Only *which* idle core is
     /// chosen depends on it, never *whether* one is.
     publishers: CoreSet,
+    /// Cores with a search wake in flight: chosen (the mark set at the
+    /// choice, under the lock) and the ticket not yet drained (cleared by
+    /// the core's next look under the lock after it drained one,
+    /// [`resume`]). Never chosen again while marked, so at most one search
+    /// wake is on its way to a core. A marked core may be running (it woke
+    /// for something else before its ticket came, e.g. while the
+    /// publisher was delayed between its choice and its ticket) or
+    /// registered idle again: either way its ticket still arrives and
+    /// sends it to look.
+    ticket_pending: CoreSet,
 }
 
 /// Counts for observers, mirrored at every unlock.
@@ -117,10 +127,13 @@ struct Mirror {
     /// still registered idle, which the publisher of any newer item sees).
     queued: AtomicUsize,
     searching: ObservedUsize,
+    /// The searcher's core (`usize::MAX`: none).
+    searcher: ObservedUsize,
     idle: ObservedUsize,
     published: ObservedU64,
     taken: ObservedU64,
     search_wakes: ObservedU64,
+    tickets_pending: ObservedUsize,
 }
 
 /// A snapshot of a pool's counts (for diagnostics; each value may be stale
@@ -131,6 +144,8 @@ pub struct StealSnapshot {
     pub queued: usize,
     /// Cores chosen to search and not yet done (0 or 1).
     pub searching: usize,
+    /// The core chosen to search, if any (the lowest, were there two).
+    pub searcher: Option<usize>,
     /// Cores registered idle.
     pub idle: usize,
     /// Items published, ever.
@@ -139,6 +154,8 @@ pub struct StealSnapshot {
     pub taken: u64,
     /// Search wakes chosen, ever (each one wake of one core).
     pub search_wakes: u64,
+    /// Cores with a search wake chosen and not yet drained.
+    pub tickets_pending: usize,
 }
 
 /// One core's part in the rule: whether it is the chosen searcher and
@@ -215,14 +232,17 @@ impl<T> Stealable<T> {
                 idle: CoreSet::new(cores),
                 searching: CoreSet::new(cores),
                 publishers: CoreSet::new(cores),
+                ticket_pending: CoreSet::new(cores),
             }),
             mirror: Mirror {
                 queued: AtomicUsize::new(0),
                 searching: ObservedUsize::new(0),
+                searcher: ObservedUsize::new(usize::MAX),
                 idle: ObservedUsize::new(0),
                 published: ObservedU64::new(0),
                 taken: ObservedU64::new(0),
                 search_wakes: ObservedU64::new(0),
+                tickets_pending: ObservedUsize::new(0),
             },
         }
     }
@@ -374,10 +394,12 @@ impl<T> Stealable<T> {
         StealSnapshot {
             queued: m.queued.load(Ordering::Relaxed),
             searching: m.searching.load(OBSERVED),
+            searcher: Some(m.searcher.load(OBSERVED)).filter(|&core| core != usize::MAX),
             idle: m.idle.load(OBSERVED),
             published: m.published.load(OBSERVED),
             taken: m.taken.load(OBSERVED),
             search_wakes: m.search_wakes.load(OBSERVED),
+            tickets_pending: m.tickets_pending.load(OBSERVED),
         }
     }
 
@@ -398,7 +420,11 @@ impl<T> Stealable<T> {
         let m = &self.mirror;
         m.queued.store(shared.queue.len(), Ordering::Relaxed);
         m.searching.store(shared.searching.len(), OBSERVED);
+        m.searcher
+            .store(shared.searching.first().unwrap_or(usize::MAX), OBSERVED);
         m.idle.store(shared.idle.len(), OBSERVED);
+        m.tickets_pending
+            .store(shared.ticket_pending.len(), OBSERVED);
         if chosen.is_some() {
             m.search_wakes.fetch_add(1, OBSERVED);
         }
@@ -414,7 +440,17 @@ impl<T> Stealable<T> {
 /// and nobody took the slot back, it is the searcher now (its search wake
 /// may still be on its way; it carries no work, so arriving late it only
 /// ends a halt).
+///
+/// A core that drained a search wake since its last look drained *the* one
+/// chosen for it (at most one is on its way, [`choose_searcher`]): it may
+/// be chosen again. A core that looks without having drained one (woken
+/// for pinned work, a tick, a spurious wake, or never halted) keeps the
+/// mark: its ticket is still on its way, and a choice now would put a
+/// second one behind it.
 fn resume<T>(shared: &mut Shared<T>, searcher: &mut Searcher) {
+    if searcher.search_wake_seen {
+        shared.ticket_pending.remove(searcher.me);
+    }
     searcher.search_wake_seen = false;
     shared.publishers.remove(searcher.me);
     if searcher.registered_idle {
@@ -429,15 +465,24 @@ fn others_idle<T>(shared: &Shared<T>, me: usize) -> usize {
     shared.idle.len() - usize::from(shared.idle.contains(me))
 }
 
-/// Chooses an idle core other than `me` as the searcher if none is
-/// searching: the lowest that has not published since it last looked, else
-/// the lowest.
+/// Chooses an idle core other than `me`, with no search wake in flight, as
+/// the searcher if none is searching: the lowest that has not published
+/// since it last looked, else the lowest. The chosen core leaves the idle
+/// set and is marked as having a ticket in flight.
+///
+/// Passing over an idle core with a ticket in flight loses nothing: that
+/// ticket arrives and sends it to look (see the module docs).
 fn choose_searcher<T>(shared: &mut Shared<T>, me: usize) -> Option<usize> {
     if !shared.searching.is_empty() {
         return None;
     }
-    let core = shared.idle.take_lowest_preferring(me, &shared.publishers)?;
+    let core = shared.idle.take_lowest_preferring_excluding(
+        me,
+        &shared.publishers,
+        Some(&shared.ticket_pending),
+    )?;
     shared.searching.insert(core);
+    shared.ticket_pending.insert(core);
     Some(core)
 }
 
@@ -594,7 +639,10 @@ mod tests {
         assert_eq!(handed, Some(2), "the search is handed on, not held");
         assert_eq!(pool.snapshot().searching, 1);
         searchers[2].search_wake_drained();
-        assert_eq!(pool.take(&mut searchers[2], |_| panic!("nothing left")), Some(10));
+        assert_eq!(
+            pool.take(&mut searchers[2], |_| panic!("nothing left")),
+            Some(10)
+        );
         assert_eq!(pool.snapshot().searching, 0);
     }
 
@@ -625,5 +673,57 @@ mod tests {
             Some(11)
         );
         assert_eq!(pool.snapshot().searching, 0);
+    }
+
+    #[test]
+    fn a_core_with_a_search_wake_in_flight_is_not_chosen_again() {
+        let pool = Stealable::new(3);
+        let mut searchers = idle_cores(&pool, &[0, 1, 2]);
+        // An outside publisher chooses core 0 and is delayed before its
+        // ticket (the kernel's `BeforeSearchWake` window).
+        assert_eq!(publish(&pool, 3, &[10]), Some(0));
+        assert_eq!(pool.snapshot().tickets_pending, 1);
+        // Core 0 wakes for pinned work first: it hands the search on (core
+        // 1 is chosen), runs the work, takes the item and goes idle again.
+        let mut handed = None;
+        pool.before_pinned_work(&mut searchers[0], |core| handed = Some(core));
+        assert_eq!(handed, Some(1));
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("no searcher")),
+            Some(10)
+        );
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("nothing left")),
+            None
+        );
+        // Core 1 looks, finds nothing, gives the slot up.
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |_| panic!("nothing left")),
+            None
+        );
+        // A new item: core 0 is the lowest idle core, but its first ticket
+        // is still on the way; a second would be stale. Core 1 is chosen.
+        assert_eq!(publish(&pool, 3, &[11]), Some(1));
+        assert_eq!(pool.snapshot().tickets_pending, 2);
+        // Core 0's ticket arrives: it looks, takes the item (not as the
+        // searcher), and may be chosen again.
+        searchers[0].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("no searcher")),
+            Some(11)
+        );
+        assert_eq!(pool.snapshot().tickets_pending, 1);
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("nothing left")),
+            None
+        );
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |_| panic!("nothing left")),
+            None
+        );
+        assert_eq!(pool.snapshot().tickets_pending, 0);
+        assert_eq!(publish(&pool, 3, &[12]), Some(0));
     }
 }
