@@ -20,27 +20,78 @@
 //!   ([`Stealable::before_pinned_work`]), and if it held the searcher slot
 //!   it hands the search on. So does a publisher that holds the slot (it
 //!   is running). A core busy with pinned work is never chosen.
+//! * **A core with a search wake in flight** (chosen, its ticket not yet
+//!   drained) is never chosen again until it drained it and looked.
 //!
 //! ## The work-conserving rule
 //!
-//! **The search never rests on a core that is not in its idle path.**
-//! Invariant, at every unlock of the pool's lock:
+//! **The search never rests on a core that is not in its idle path, and
+//! no core has two search wakes on the way.** Invariant (I), at every
+//! unlock of the pool's lock:
 //!
-//! > stealable work queued, and some core registered idle ⇒ some core
-//! > holds the searcher slot, and that core is in its idle path or taking
-//! > stealable work: halted or about to halt with its search wake on the
-//! > way, or between its drain and its next look.
+//! > stealable work queued, and some core registered idle **with no search
+//! > wake in flight** ⇒ some core holds the searcher slot, and that core is
+//! > in its idle path or taking stealable work: halted or about to halt
+//! > with its search wake on the way, or between its drain and its next
+//! > look.
 //!
-//! The idle set holds only cores in their idle path (a core leaves it, under
-//! the lock, before it runs pinned work), and the searcher is always chosen
-//! from the idle set, so it holds on the choice; the searcher gives the
-//! slot up only under the lock, in a call that chooses the next one when
-//! work remains ([`Stealable::take`] finding an item, `before_pinned_work`,
-//! `publish`). Without it (the rule before this one let a core keep its
-//! registration while it ran pinned work) a search could land on a core
-//! running a long pinned task: the search wake waited in that core's inbox,
-//! every later publication found the slot taken and woke nobody, and the
-//! shared work waited for the task while other cores slept.
+//! and its consequence (I'), the form the liveness argument uses:
+//!
+//! > stealable work queued, and some core registered idle ⇒ a searcher
+//! > exists in its idle path, or an idle core has a search wake in flight.
+//!
+//! (If every idle core has a ticket in flight the second disjunct holds;
+//! otherwise (I) gives the first.) A search wake is *in flight* to a core
+//! from its choice (under the lock) until the core looks at the pool under
+//! the lock after draining it: the pool marks the core at the choice
+//! (`ticket_pending`) and clears the mark in that look (`resume`, only
+//! when the core has drained a ticket since its last look), and
+//! `choose_searcher` never chooses a marked core. So **at most one
+//! search wake is in flight per core** (II): the mark is set with the
+//! first and blocks a second until the first is drained.
+//!
+//! Why (II) needs the mark: the ticket is pushed after the lock is
+//! released (the kernel may even be delayed there, its chaos point
+//! `BeforeSearchWake`), and the chosen core may look at the pool before
+//! its ticket comes (it woke for pinned work, handed the search on, took
+//! an item, found the queue empty and registered idle again). Without the
+//! mark a new publication chose it again: two tickets on their way to one
+//! core, the first of them stale (the loom model `held_ticket_three_cores`
+//! found it).
+//!
+//! Why (I) holds, transition by transition (all under the one lock):
+//!
+//! * A **publication** adds work: if no core holds the slot (the publisher
+//!   gives its own up first: it is running) it chooses an idle unmarked
+//!   core if there is one; if there is none, the premise is false.
+//! * A **choice** moves a core out of the idle set and marks it in one
+//!   step: it adds no idle unmarked core.
+//! * The **searcher gives the slot up** only in a call that chooses the
+//!   next one when work remains: [`Stealable::take`] finding an item,
+//!   [`Stealable::before_pinned_work`], `publish`. A `take` that ends a
+//!   search finding nothing found the queue empty: the premise is false.
+//! * **Registering idle** happens only in a `take` that found the queue
+//!   empty: the premise is false.
+//! * **Clearing a mark** happens in `resume`, which also takes the core
+//!   out of the idle set: it adds no idle unmarked core.
+//! * The searcher is always chosen from the idle set, so it is in its idle
+//!   path on the choice; the idle set holds only cores in their idle path
+//!   (a core leaves it, under the lock, before it runs pinned work), so
+//!   the searcher stays in it until it looks, and it gives the slot up in
+//!   that look (`take` always ends a search; `before_pinned_work` hands it
+//!   on).
+//!
+//! And why (I') is enough: a searcher in its idle path, or an idle core
+//! with a ticket in flight, will look at the pool: its ticket arrives (the
+//! pinned protocol loses no wakeup) and a drained ticket sends the core
+//! past both fast paths to the lock. Passing over a marked idle core
+//! loses nothing for the same reason.
+//!
+//! Without the work-conserving rule (the rule before it let a core keep
+//! its registration while it ran pinned work) a search could land on a
+//! core running a long pinned task: the search wake waited in that core's
+//! inbox, every later publication found the slot taken and woke nobody,
+//! and the shared work waited for the task while other cores slept.
 //!
 //! How a core is woken is the caller's: the pool only says *which* core
 //! (the `wake` closures below run after the pool's lock is released). In the
@@ -69,8 +120,13 @@
 //! halted with stealable work queued" needs a search wake that was chosen
 //! and never delivered, which is a lost wakeup of the pinned protocol, or a
 //! caller that drops it (`fault=stranded-steal` in the kernel, which
-//! [`StrandWatch`] catches). The loom model (`tests/loom_steal.rs`) checks
-//! it on the model machine with the kernel's idle driver.
+//! [`StrandWatch`] catches). The loom models (`tests/loom_steal.rs`, up
+//! to three cores and a producer that sends pinned jobs and holds search
+//! wakes back) check it on the model machine with the kernel's idle
+//! driver, and with it that no busy core is chosen or holds the search
+//! while another core sleeps with work queued, that no core has two search
+//! wakes in flight, and that a pinned job waiting for a stealable item
+//! completes; `mutants.py` breaks each step above in turn.
 //!
 //! One lock is also the design's cost: every publication, every item taken
 //! and every idle registration takes it. Its critical sections are a few
