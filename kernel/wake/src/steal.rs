@@ -170,6 +170,12 @@ struct Shared<T> {
     /// publisher was delayed between its choice and its ticket) or
     /// registered idle again: either way its ticket still arrives and
     /// sends it to look.
+    ///
+    /// Ordering: none of its own. The mark is read and written only under
+    /// the lock (whose acquire and release order it with the rest of the
+    /// state), and what it stands for, the ticket's delivery, is ordered
+    /// by the pinned protocol (the inbox's push and drain), which also
+    /// orders the drain before the drained core's next look.
     ticket_pending: CoreSet,
 }
 
@@ -183,7 +189,8 @@ struct Mirror {
     /// still registered idle, which the publisher of any newer item sees).
     queued: AtomicUsize,
     searching: ObservedUsize,
-    /// The searcher's core (`usize::MAX`: none).
+    /// The searcher's core (`usize::MAX`: none). Observed only (the
+    /// model's checks, diagnostics): [`OBSERVED`], like the others.
     searcher: ObservedUsize,
     idle: ObservedUsize,
     published: ObservedU64,
