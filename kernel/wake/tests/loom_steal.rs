@@ -198,3 +198,29 @@ fn held_ticket_three_cores() {
         scripted(HELD_TICKET, 1),
     );
 }
+
+const HELD_FOR_CORE_0: &[Act] = &[Act::PublishHeld(1), Act::Publish(1), Act::Flush];
+
+/// (iii): core 0 publishes twice and is registered idle in between (its
+/// `take` found nothing); the producer chooses it there and holds the
+/// ticket back. Core 0 then publishes holding the searcher slot (it hands
+/// it on), takes what it can and halts, its first ticket still on the
+/// way; the producer publishes again: core 0 must not be chosen before it
+/// has drained its first ticket.
+///
+/// Cheap at bound 1 (a few hundred executions), where it does not fail
+/// without `ticket_pending`; at bound 3 (`VIGIL_LOOM_BOUND=3`) it does
+/// (core 0 chose core 1 a second time, its first ticket on the way),
+/// after about a minute: too long for CI, `held_ticket_three_cores`
+/// finds the stale ticket at bound 1.
+#[test]
+fn chosen_publisher_two_cores() {
+    run(
+        "steal, core 0 publishes twice, a producer's held search wake and a second item, 2 cores",
+        StealScenario {
+            script: HELD_FOR_CORE_0,
+            preemption_bound: 1,
+            ..scenario(2, &[1, 1], Publisher::Core0)
+        },
+    );
+}

@@ -110,7 +110,8 @@ pub struct StealScenario {
     /// nothing (a producer that only hands work off: the case in which
     /// only the wake rule stands between the items and a stranded queue).
     pub publisher: Publisher,
-    /// The producer's acts instead of `publications` (if not empty).
+    /// The producer's acts (if not empty): instead of `publications` if the
+    /// publisher is the producer, besides core 0's if it is core 0.
     pub script: &'static [Act],
     /// A waker core sends one pinned item to core 1.
     pub pinned_to_core_1: bool,
@@ -128,18 +129,26 @@ pub enum Publisher {
 }
 
 impl StealScenario {
+    /// A producer thread runs: the publisher, or the script's actor.
+    fn producer(&self) -> bool {
+        self.publisher == Publisher::Producer || !self.script.is_empty()
+    }
+
     fn published(&self) -> usize {
-        if self.script.is_empty() {
+        let publications = if self.publisher == Publisher::Core0 || self.script.is_empty() {
             self.publications.iter().sum()
         } else {
-            self.script
-                .iter()
-                .map(|act| match act {
-                    Act::Publish(items) | Act::PublishHeld(items) => *items,
-                    Act::Flush | Act::Pinned(..) => 0,
-                })
-                .sum()
-        }
+            0
+        };
+        let scripted: usize = self
+            .script
+            .iter()
+            .map(|act| match act {
+                Act::Publish(items) | Act::PublishHeld(items) => *items,
+                Act::Flush | Act::Pinned(..) => 0,
+            })
+            .sum();
+        publications + scripted
     }
 
     fn pinned_jobs(&self) -> usize {
@@ -154,10 +163,6 @@ impl StealScenario {
 
 /// Runs loom over every execution of `scenario`.
 pub fn check_steal(scenario: StealScenario) -> Explored {
-    assert!(
-        scenario.script.is_empty() || scenario.publisher == Publisher::Producer,
-        "a script is the producer's"
-    );
     // Longer executions than the protocol models' (several cores, each
     // halting and waking more than once): more than loom's default branch
     // limit, though every loop in them is bounded.
@@ -182,7 +187,7 @@ struct World {
 }
 
 fn run_once(scenario: StealScenario) {
-    let producer = scenario.publisher == Publisher::Producer;
+    let producer = scenario.producer();
     let wakers = usize::from(scenario.pinned_to_core_1) + usize::from(producer);
     let cores = scenario.cores + wakers;
     let world = Arc::new(World {
@@ -224,7 +229,13 @@ fn run_once(scenario: StealScenario) {
             if scenario.script.is_empty() {
                 publish_all(&world, me, scenario.publications);
             } else {
-                run_script(&world, me, scenario.script);
+                // Numbered apart from core 0's items.
+                let first = if scenario.publisher == Publisher::Core0 {
+                    100
+                } else {
+                    0
+                };
+                run_script(&world, me, first, scenario.script);
             }
             world.machine.waker_done();
         })
@@ -358,8 +369,8 @@ fn publish_all(world: &World, me: usize, publications: &[usize]) {
 }
 
 /// The producer's script.
-fn run_script(world: &World, me: usize, script: &[Act]) {
-    let mut next = 0;
+fn run_script(world: &World, me: usize, first: u32, script: &[Act]) {
+    let mut next = first;
     let mut held = Vec::new();
     for &act in script {
         match act {
