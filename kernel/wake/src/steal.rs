@@ -98,7 +98,13 @@
 //! kernel it is a search ticket pushed into that core's inbox through the
 //! pinned protocol ([`wake_core`](crate::wake_core)), so a search wake is
 //! never lost for the same reasons a pinned wake is not, and the lost-wakeup
-//! detector covers it.
+//! detector covers it. The caller must deliver every search wake the pool
+//! asks for and the woken core must report the drain
+//! ([`Searcher::search_wake_drained`]): a ticket dropped, or drained
+//! without the report, leaves its core marked as having one in flight, and
+//! the pool never chooses that core again (work is still taken by the
+//! other cores; the strand watch sees work left queued with every core
+//! halted).
 //!
 //! ## Why no stealable work is stranded
 //!
