@@ -9,17 +9,25 @@ re-check, commit or claim by a plain store, a waker that ignores
 `Halting`, a `DontSleep` consumed by halting anyway, an unpark without its
 compare-exchange, a wake IPI taken with a tick handled as the tick, a quiet
 wake that ends the halt, drained work left uncounted, a notify counted
-finished before its IPI, always-ipi's old plain re-check). For each, the
-crate is copied to a scratch directory, the mutation applied, and the loom
-models that cover it run (`loom_protocol`'s `state_machine` or
-`always_ipi` tests, or `loom_parker`), under a per-mutant timeout; the
+finished before its IPI, always-ipi's old plain re-check), or one step of
+the stealable pool's rule (a publication that wakes nobody, a second
+searcher, a busy core left in the idle set, a search not handed on or
+dropped, a look without its resume, a fast path taken after a search
+wake or without the registration, a ticket in flight ignored or its mark
+cleared without the ticket). For each, the crate is copied to a scratch
+directory, the mutation applied, and the loom models that cover it run
+(`loom_protocol`'s `state_machine` or `always_ipi` tests, `loom_parker`,
+`loom_steal` or one of its models), under a per-mutant timeout; the
 report names the models that failed.
 
 A mutant counts as killed only if loom failed *with the assertion named
 for it* (the lost-wakeup check, the two-IPIs-for-one-halt check, the
 parker's lost-wake / double-enqueue / missed-data checks, matched by their
-message). A build error, a timeout, a deadlock or any other panic is not a
-kill: it is reported as such and fails the run. Before any mutant, the
+message; the stealable pool's: stranded work, a busy core chosen to
+search, the search held by a busy core while another sleeps with work
+queued, two search wakes in flight to one core, a private job blocked on
+a shared one, a thundering herd). A build error, a timeout, a deadlock or
+any other panic is not a kill: it is reported as such and fails the run. Before any mutant, the
 unmutated copy runs every model used and must pass (the baseline), so a
 broken toolchain or a failing model cannot pass as a row of kills.
 
@@ -60,6 +68,10 @@ MISSED_DATA = "missed the published data"
 MISSED_TASK_WRITES = "missed the task's writes"
 STRANDED = "stealable work stranded"
 HERD = "thundering herd"
+BUSY_CHOSEN = "a core busy with pinned work chosen to search"
+HELD_BY_BUSY = "search held by a busy core while another sleeps with work queued"
+TWO_TICKETS = "two search wakes in flight to one core"
+BLOCKED = "a private job waiting on a shared job never completes"
 
 # (name, file, original text, mutated text, expect_pass reason or None)
 MUTATIONS = [
@@ -347,7 +359,7 @@ STEAL_MUTATIONS = [
         "steal-publish-wakes-nobody",
         "src/steal.rs",
         """            shared.searching.remove(me);
-            choose_searcher(&mut shared, me)
+            self.choose_searcher(&mut shared, me)
 """,
         """            shared.searching.remove(me);
             None // MUTANT: publish wakes nobody
@@ -364,11 +376,115 @@ STEAL_MUTATIONS = [
     (
         "steal-second-searcher",
         "src/steal.rs",
-        """    if !shared.searching.is_empty() {
-        return None;
-    }
-    let core""",
-        """    let core""",
+        """        if !shared.searching.is_empty() {
+            return None;
+        }
+        // SeqCst: the queued / busy pair""",
+        """        // SeqCst: the queued / busy pair""",
+        None,
+    ),
+    (
+        # The work-conserving rule broken: the choice ignores the busy mark,
+        # so a core running pinned work can be chosen.
+        "steal-choose-busy-core",
+        "src/steal.rs",
+        "            if flags.busy.load(Ordering::SeqCst) == 0 {",
+        "            if true { // MUTANT: busy cores not passed over",
+        None,
+    ),
+    (
+        # The rule before the work-conserving one: a registered core with no
+        # search wake drained runs pinned work unmarked, without a look at
+        # whether it was chosen.
+        "steal-before-pinned-work-skipped",
+        "src/steal.rs",
+        "        if searcher.registered_idle && self.covers(searcher.me) {",
+        "        if false && searcher.registered_idle && self.covers(searcher.me) {",
+        None,
+    ),
+    (
+        # The searcher that starts pinned work keeps the slot.
+        "steal-no-hand-on",
+        "src/steal.rs",
+        """        let next = if searcher.searching {
+            searcher.searching = false;
+            shared.searching.remove(searcher.me);
+            if shared.queue.is_empty() {""",
+        """        let next = if false {
+            // MUTANT: the busy searcher keeps the slot
+            searcher.searching = false;
+            shared.searching.remove(searcher.me);
+            if shared.queue.is_empty() {""",
+        None,
+    ),
+    (
+        # The searcher that starts pinned work gives the slot up and chooses
+        # nobody: the search is dropped.
+        "steal-hand-on-dropped",
+        "src/steal.rs",
+        """            if shared.queue.is_empty() {
+                None
+            } else {
+                self.choose_searcher(&mut shared, searcher.me)
+            }""",
+        """            None // MUTANT: the search is dropped, not handed on""",
+        None,
+    ),
+    (
+        # `take` does not look under the lock as a resumed core: a chosen
+        # core never learns it searches, never gives the slot up.
+        "steal-resume-skipped",
+        "src/steal.rs",
+        """        let mut shared = self.shared.lock();
+        self.resume(&mut shared, searcher);
+        let item = shared.queue.pop_front();""",
+        """        let mut shared = self.shared.lock();
+        // MUTANT: no resume
+        let item = shared.queue.pop_front();""",
+        None,
+    ),
+    (
+        # The fast path taken by a core that drained a search wake: the
+        # chosen core goes back to its halt holding the slot.
+        "steal-fast-path-ignores-wake-seen",
+        "src/steal.rs",
+        """        if searcher.registered_idle
+            && !searcher.search_wake_seen
+            && self.mirror.queued""",
+        """        if searcher.registered_idle
+            && self.mirror.queued""",
+        None,
+    ),
+    (
+        # The fast path taken by a core not registered idle: it halts
+        # without registering, and no publisher can choose it.
+        "steal-fast-path-ignores-registration",
+        "src/steal.rs",
+        """        if searcher.registered_idle
+            && !searcher.search_wake_seen
+            && self.mirror.queued""",
+        """        if !searcher.search_wake_seen
+            && self.mirror.queued""",
+        None,
+    ),
+    (
+        # The choice ignores the tickets in flight: a core whose ticket is
+        # still on its way is chosen again (the stale ticket).
+        "steal-stale-ticket-accepted",
+        "src/steal.rs",
+        "                Some(&shared.ticket_pending),\n",
+        "                None, // MUTANT: tickets in flight ignored\n",
+        None,
+    ),
+    (
+        # A look that drained no ticket clears the mark anyway: a core that
+        # woke for pinned work before its ticket came is chosen again.
+        "steal-pending-cleared-without-ticket",
+        "src/steal.rs",
+        """        if searcher.search_wake_seen {
+            shared.ticket_pending.remove(searcher.me);
+        }""",
+        """        shared.ticket_pending.remove(searcher.me); // MUTANT: unconditionally""",
         None,
     ),
 ]
@@ -420,6 +536,15 @@ EXPECT = {
     "steal-publish-wakes-nobody": STRANDED,
     "steal-idle-core-unregistered": STRANDED,
     "steal-second-searcher": HERD,
+    "steal-choose-busy-core": BUSY_CHOSEN,
+    "steal-before-pinned-work-skipped": BUSY_CHOSEN,
+    "steal-no-hand-on": HELD_BY_BUSY,
+    "steal-hand-on-dropped": BLOCKED,
+    "steal-resume-skipped": STRANDED,
+    "steal-fast-path-ignores-wake-seen": STRANDED,
+    "steal-fast-path-ignores-registration": STRANDED,
+    "steal-stale-ticket-accepted": TWO_TICKETS,
+    "steal-pending-cleared-without-ticket": TWO_TICKETS,
 }
 
 # What `cargo xtask test` runs: each assertion, each mutated file, and the
@@ -442,6 +567,8 @@ QUICK = [
     "steal-publish-wakes-nobody",
     "steal-idle-core-unregistered",
     "steal-second-searcher",
+    "steal-no-hand-on",
+    "steal-stale-ticket-accepted",
 ]
 
 TIMEOUT_S = int(os.environ.get("MUTANT_TIMEOUT_S", "600"))
@@ -460,6 +587,20 @@ MODELS = {
 # Mutants checked by other models than their file's.
 MODEL_OF_MUTANT = {
     "always-ipi-recheck-plain-load": ("loom_protocol", "always_ipi"),
+    # The stealable pool's mutants, each run against the one model that
+    # reaches its step (seconds, not the whole `loom_steal` binary).
+    "steal-choose-busy-core": ("loom_steal", "busy_core_is_never_chosen"),
+    "steal-before-pinned-work-skipped": ("loom_steal", "busy_core_is_never_chosen"),
+    "steal-no-hand-on": ("loom_steal", "chosen_core_with_a_job_waiting"),
+    "steal-hand-on-dropped": ("loom_steal", "chosen_core_with_a_job_waiting"),
+    "steal-stale-ticket-accepted": ("loom_steal", "held_ticket"),
+    "steal-pending-cleared-without-ticket": ("loom_steal", "held_ticket"),
+    "steal-resume-skipped": ("loom_steal", "producer_two_publications_two_cores"),
+    "steal-fast-path-ignores-wake-seen": ("loom_steal", "producer_two_publications_two_cores"),
+    "steal-fast-path-ignores-registration": (
+        "loom_steal",
+        "producer_two_publications_two_cores",
+    ),
 }
 
 

@@ -69,7 +69,7 @@ impl CoreSet {
 
     /// Removes and returns the lowest core in the set other than `except`.
     pub fn take_lowest_except(&mut self, except: usize) -> Option<usize> {
-        let core = self.lowest(except, None)?;
+        let core = self.lowest(except, None, None)?;
         self.remove(core);
         Some(core)
     }
@@ -78,22 +78,44 @@ impl CoreSet {
     /// preferring cores not in `avoid`: one in `avoid` only if no other is
     /// left.
     pub fn take_lowest_preferring(&mut self, except: usize, avoid: &CoreSet) -> Option<usize> {
+        self.take_lowest_preferring_excluding(except, avoid, None)
+    }
+
+    /// [`take_lowest_preferring`](Self::take_lowest_preferring), never
+    /// taking a core in `exclude`.
+    pub fn take_lowest_preferring_excluding(
+        &mut self,
+        except: usize,
+        avoid: &CoreSet,
+        exclude: Option<&CoreSet>,
+    ) -> Option<usize> {
         let core = self
-            .lowest(except, Some(avoid))
-            .or_else(|| self.lowest(except, None))?;
+            .lowest(except, Some(avoid), exclude)
+            .or_else(|| self.lowest(except, None, exclude))?;
         self.remove(core);
         Some(core)
     }
 
-    /// The lowest core in the set, other than `except` and not in `avoid`.
-    fn lowest(&self, except: usize, avoid: Option<&CoreSet>) -> Option<usize> {
+    /// The lowest core in the set, if any.
+    pub fn first(&self) -> Option<usize> {
+        self.lowest(usize::MAX, None, None)
+    }
+
+    /// The lowest core in the set, other than `except` and not in `avoid`
+    /// or `exclude`.
+    fn lowest(
+        &self,
+        except: usize,
+        avoid: Option<&CoreSet>,
+        exclude: Option<&CoreSet>,
+    ) -> Option<usize> {
         let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
             let mut bits = bits;
             if except / 64 == word {
                 bits &= !(1 << (except % 64));
             }
-            if let Some(avoid) = avoid {
-                bits &= !avoid.words.get(word).copied().unwrap_or(0);
+            for set in [avoid, exclude].into_iter().flatten() {
+                bits &= !set.words.get(word).copied().unwrap_or(0);
             }
             (bits != 0).then_some((word, bits))
         })?;

@@ -21,44 +21,109 @@
 //!   may have been chosen already it hands the search on before the pinned
 //!   work runs. So does a publisher that holds the slot (it is running). A
 //!   core busy with pinned work never holds the search.
+//! * **A core with a search wake in flight** (chosen, its ticket not yet
+//!   drained) is never chosen again until it drained it and looked.
 //!
 //! ## The work-conserving rule
 //!
-//! **The search never rests on a core that is not in its idle path.**
-//! Invariant, at every unlock of the pool's lock:
+//! **The search never rests on a core that is not in its idle path, and
+//! no core has two search wakes on the way.** Invariant (I), at every
+//! unlock of the pool's lock:
 //!
-//! > stealable work queued, and some core registered idle and not busy ⇒
-//! > some core holds the searcher slot, and that core is in its idle path
-//! > or taking stealable work: halted or about to halt with its search
-//! > wake on the way, or between its drain and its next look.
+//! > stealable work queued, and some core registered idle, **not busy and
+//! > with no search wake in flight** ⇒ some core holds the searcher slot,
+//! > and that core is in its idle path or taking stealable work: halted or
+//! > about to halt with its search wake on the way, or between its drain
+//! > and its next look.
 //!
-//! The searcher is chosen from the idle set passing over busy cores, and
-//! gives the slot up only under the lock, in a call that chooses the next
-//! one when work remains ([`Stealable::take`] finding an item,
-//! `before_pinned_work`, `publish`). A chooser and a core turning busy race
-//! outside the lock; the busy / chosen pair (`CoreFlags`) makes one of them
-//! see the other, so a core chosen as it turns busy hands the search on.
-//! A busy core that was passed over is still registered: it looks at the
-//! pool before it halts, and the queued / busy pair makes that look see
-//! every item whose chooser passed over it. So queued work with every
-//! registered core busy waits only for a core that is running and will
-//! look, never for a sleeping one.
+//! and its consequence (I'), the form the liveness argument uses:
 //!
-//! Without it (the rule before this one let a busy core keep its
-//! registration *unmarked*) a search could land on a core running a long
-//! pinned task: the search wake waited in that core's inbox, every later
-//! publication found the slot taken and woke nobody, and the shared work
-//! waited for the task while other cores slept. Leaving the idle set under
-//! the lock before every pinned run fixes that too, but costs two lock
-//! acquisitions per pinned wake, and at 32 vCPUs on 2 host cores the
-//! in-kernel barrier test stalled on that ticket-lock convoy.
+//! > stealable work queued, and some core registered idle ⇒ a searcher
+//! > exists in its idle path, or an idle core has a search wake in flight,
+//! > or every other idle core is busy with pinned work and will look at
+//! > the pool before it halts.
+//!
+//! A search wake is *in flight* to a core from its choice (under the lock)
+//! until the core looks at the pool under the lock after draining it: the
+//! pool marks the core at the choice (`ticket_pending`) and clears the
+//! mark in that look (`resume`, only when the core has drained a ticket
+//! since its last look), and `choose_searcher` never chooses a marked
+//! core. So **at most one search wake is in flight per core** (II): the
+//! mark is set with the first and blocks a second until the first is
+//! drained.
+//!
+//! Why (II) needs the mark: the ticket is pushed after the lock is
+//! released (the kernel may even be delayed there, its chaos point
+//! `BeforeSearchWake`), and the chosen core may look at the pool before
+//! its ticket comes (it woke for pinned work, handed the search on, took
+//! an item, found the queue empty and registered idle again). Without the
+//! mark a new publication chose it again: two tickets on their way to one
+//! core, the first of them stale (the loom model `held_ticket_three_cores`
+//! found it).
+//!
+//! A **busy** core keeps its registration while it runs pinned work (so a
+//! pinned-only wake, a barrier or a ping-pong, takes no lock), but it is
+//! marked busy outside the lock, and choosers pass over it. A chooser and
+//! a core turning busy race outside the lock; the busy / chosen pair
+//! (`CoreFlags`) makes one of them see the other, so a core chosen as it
+//! turns busy hands the search on before its pinned work runs. A busy
+//! core that was passed over looks at the pool before it halts, and the
+//! queued / busy pair makes that look see every item whose chooser passed
+//! over it. Leaving the idle set under the lock before every pinned run
+//! would also keep the rule, but costs two lock acquisitions per pinned
+//! wake, and at 32 vCPUs on 2 host cores the in-kernel barrier test
+//! stalled on that ticket-lock convoy (300 s timeout).
+//!
+//! Why (I) holds, transition by transition (all under the one lock, but
+//! for the busy mark, which only removes a core from the premise):
+//!
+//! * A **publication** adds work: if no core holds the slot (the publisher
+//!   gives its own up first: it is running) it chooses an idle, unmarked,
+//!   not busy core if there is one; if there is none, the premise is false.
+//! * A **choice** moves a core out of the idle set and marks it in one
+//!   step: it adds no idle unmarked core.
+//! * The **searcher gives the slot up** only in a call that chooses the
+//!   next one when work remains: [`Stealable::take`] finding an item,
+//!   [`Stealable::before_pinned_work`], `publish`. A `take` that ends a
+//!   search finding nothing found the queue empty: the premise is false.
+//! * **Registering idle** happens only in a `take` that found the queue
+//!   empty: the premise is false. **Clearing the busy mark** happens at the
+//!   start of a `take`, whose look (fast path or lock) sees the queued
+//!   items (the queued / busy pair) and takes one.
+//! * **Clearing a ticket mark** happens in `resume`, which also takes the
+//!   core out of the idle set: it adds no idle unmarked core.
+//! * The searcher is always chosen from the idle set and not busy, so it
+//!   is in its idle path on the choice; if it turns busy before it looks,
+//!   the busy / chosen pair sends it to the lock, where it hands the
+//!   search on; otherwise it gives the slot up in its look (`take` always
+//!   ends a search).
+//!
+//! And why (I') is enough: a searcher in its idle path, or an idle core
+//! with a ticket in flight, will look at the pool: its ticket arrives (the
+//! pinned protocol loses no wakeup) and a drained ticket sends the core
+//! past both fast paths to the lock; a busy core looks before it halts.
+//! Passing over a marked or busy idle core loses nothing for the same
+//! reasons.
+//!
+//! Without the work-conserving rule (the rule before it let a core keep
+//! its registration while it ran pinned work, unmarked) a search could
+//! land on a core running a long pinned task: the search wake waited in
+//! that core's inbox, every later publication found the slot taken and
+//! woke nobody, and the shared work waited for the task while other cores
+//! slept.
 //!
 //! How a core is woken is the caller's: the pool only says *which* core
 //! (the `wake` closures below run after the pool's lock is released). In the
 //! kernel it is a search ticket pushed into that core's inbox through the
 //! pinned protocol ([`wake_core`](crate::wake_core)), so a search wake is
 //! never lost for the same reasons a pinned wake is not, and the lost-wakeup
-//! detector covers it.
+//! detector covers it. The caller must deliver every search wake the pool
+//! asks for and the woken core must report the drain
+//! ([`Searcher::search_wake_drained`]): a ticket dropped, or drained
+//! without the report, leaves its core marked as having one in flight, and
+//! the pool never chooses that core again (work is still taken by the
+//! other cores; the strand watch sees work left queued with every core
+//! halted).
 //!
 //! ## Why no stealable work is stranded
 //!
@@ -80,8 +145,13 @@
 //! halted with stealable work queued" needs a search wake that was chosen
 //! and never delivered, which is a lost wakeup of the pinned protocol, or a
 //! caller that drops it (`fault=stranded-steal` in the kernel, which
-//! [`StrandWatch`] catches). The loom model (`tests/loom_steal.rs`) checks
-//! it on the model machine with the kernel's idle driver.
+//! [`StrandWatch`] catches). The loom models (`tests/loom_steal.rs`, up
+//! to three cores and a producer that sends pinned jobs and holds search
+//! wakes back) check it on the model machine with the kernel's idle
+//! driver, and with it that no busy core is chosen or holds the search
+//! while another core sleeps with work queued, that no core has two search
+//! wakes in flight, and that a pinned job waiting for a stealable item
+//! completes; `mutants.py` breaks each step above in turn.
 //!
 //! One lock is also the design's cost: every publication, every item taken
 //! and every idle registration takes it. Its critical sections are a few
@@ -119,6 +189,22 @@ struct Shared<T> {
     /// their task, so chosen to search last. Only *which* idle core is
     /// chosen depends on it, never *whether* one is.
     publishers: CoreSet,
+    /// Cores with a search wake in flight: chosen (the mark set at the
+    /// choice, under the lock) and the ticket not yet drained (cleared by
+    /// the core's next look under the lock after it drained one,
+    /// [`resume`]). Never chosen again while marked, so at most one search
+    /// wake is on its way to a core. A marked core may be running (it woke
+    /// for something else before its ticket came, e.g. while the
+    /// publisher was delayed between its choice and its ticket) or
+    /// registered idle again: either way its ticket still arrives and
+    /// sends it to look.
+    ///
+    /// Ordering: none of its own. The mark is read and written only under
+    /// the lock (whose acquire and release order it with the rest of the
+    /// state), and what it stands for, the ticket's delivery, is ordered
+    /// by the pinned protocol (the inbox's push and drain), which also
+    /// orders the drain before the drained core's next look.
+    ticket_pending: CoreSet,
 }
 
 /// Counts for observers, mirrored at every unlock.
@@ -131,10 +217,14 @@ struct Mirror {
     /// still registered idle, which the publisher of any newer item sees).
     queued: AtomicUsize,
     searching: ObservedUsize,
+    /// The searcher's core (`usize::MAX`: none). Observed only (the
+    /// model's checks, diagnostics): [`OBSERVED`], like the others.
+    searcher: ObservedUsize,
     idle: ObservedUsize,
     published: ObservedU64,
     taken: ObservedU64,
     search_wakes: ObservedU64,
+    tickets_pending: ObservedUsize,
 }
 
 /// A snapshot of a pool's counts (for diagnostics; each value may be stale
@@ -145,6 +235,8 @@ pub struct StealSnapshot {
     pub queued: usize,
     /// Cores chosen to search and not yet done (0 or 1).
     pub searching: usize,
+    /// The core chosen to search, if any (the lowest, were there two).
+    pub searcher: Option<usize>,
     /// Cores registered idle.
     pub idle: usize,
     /// Items published, ever.
@@ -153,6 +245,8 @@ pub struct StealSnapshot {
     pub taken: u64,
     /// Search wakes chosen, ever (each one wake of one core).
     pub search_wakes: u64,
+    /// Cores with a search wake chosen and not yet drained.
+    pub tickets_pending: usize,
 }
 
 /// One core's part in the rule: whether it is the chosen searcher and
@@ -262,14 +356,17 @@ impl<T> Stealable<T> {
                 idle: CoreSet::new(cores),
                 searching: CoreSet::new(cores),
                 publishers: CoreSet::new(cores),
+                ticket_pending: CoreSet::new(cores),
             }),
             mirror: Mirror {
                 queued: AtomicUsize::new(0),
                 searching: ObservedUsize::new(0),
+                searcher: ObservedUsize::new(usize::MAX),
                 idle: ObservedUsize::new(0),
                 published: ObservedU64::new(0),
                 taken: ObservedU64::new(0),
                 search_wakes: ObservedU64::new(0),
+                tickets_pending: ObservedUsize::new(0),
             },
             flags: (0..cores)
                 .map(|_| CoreFlags {
@@ -440,7 +537,17 @@ impl<T> Stealable<T> {
     /// search wake may still be on its way; it carries no work, so arriving
     /// late it only ends a halt). Its chooser's mark is cleared (under the
     /// lock, as every chooser sets it).
+    ///
+    /// A core that drained a search wake since its last look drained *the*
+    /// one chosen for it (at most one is on its way, `choose_searcher`): it
+    /// may be chosen again. A core that looks without having drained one
+    /// (woken for pinned work, a tick, a spurious wake, or never halted)
+    /// keeps the ticket mark: its ticket is still on its way, and a choice
+    /// now would put a second one behind it.
     fn resume(&self, shared: &mut Shared<T>, searcher: &mut Searcher) {
+        if searcher.search_wake_seen {
+            shared.ticket_pending.remove(searcher.me);
+        }
         searcher.search_wake_seen = false;
         shared.publishers.remove(searcher.me);
         if searcher.registered_idle {
@@ -453,11 +560,14 @@ impl<T> Stealable<T> {
         }
     }
 
-    /// Chooses an idle core other than `me` as the searcher if none is
-    /// searching: the lowest that has not published since it last looked,
-    /// else the lowest, passing over cores marked busy (they stay
-    /// registered and look before they halt). Stores the queued count
-    /// first: the chooser's half of the queued / busy pair.
+    /// Chooses an idle core other than `me`, with no search wake in flight
+    /// and not busy, as the searcher if none is searching: the lowest that
+    /// has not published since it last looked, else the lowest. The chosen
+    /// core leaves the idle set and is marked as having a ticket in flight.
+    /// Busy cores passed over stay registered (they look before they halt);
+    /// an idle core with a ticket in flight loses nothing either (that
+    /// ticket arrives and sends it to look). Stores the queued count first:
+    /// the chooser's half of the queued / busy pair.
     fn choose_searcher(&self, shared: &mut Shared<T>, me: usize) -> Option<usize> {
         if !shared.searching.is_empty() {
             return None;
@@ -468,7 +578,11 @@ impl<T> Stealable<T> {
             .store(shared.queue.len(), Ordering::SeqCst);
         let mut passed_over = Vec::new();
         let chosen = loop {
-            let Some(core) = shared.idle.take_lowest_preferring(me, &shared.publishers) else {
+            let Some(core) = shared.idle.take_lowest_preferring_excluding(
+                me,
+                &shared.publishers,
+                Some(&shared.ticket_pending),
+            ) else {
                 break None;
             };
             let flags = &self.flags[core];
@@ -485,6 +599,7 @@ impl<T> Stealable<T> {
         }
         if let Some(core) = chosen {
             shared.searching.insert(core);
+            shared.ticket_pending.insert(core);
         }
         chosen
     }
@@ -504,10 +619,12 @@ impl<T> Stealable<T> {
         StealSnapshot {
             queued: m.queued.load(Ordering::Relaxed),
             searching: m.searching.load(OBSERVED),
+            searcher: Some(m.searcher.load(OBSERVED)).filter(|&core| core != usize::MAX),
             idle: m.idle.load(OBSERVED),
             published: m.published.load(OBSERVED),
             taken: m.taken.load(OBSERVED),
             search_wakes: m.search_wakes.load(OBSERVED),
+            tickets_pending: m.tickets_pending.load(OBSERVED),
         }
     }
 
@@ -528,7 +645,11 @@ impl<T> Stealable<T> {
         let m = &self.mirror;
         m.queued.store(shared.queue.len(), Ordering::Relaxed);
         m.searching.store(shared.searching.len(), OBSERVED);
+        m.searcher
+            .store(shared.searching.first().unwrap_or(usize::MAX), OBSERVED);
         m.idle.store(shared.idle.len(), OBSERVED);
+        m.tickets_pending
+            .store(shared.ticket_pending.len(), OBSERVED);
         if chosen.is_some() {
             m.search_wakes.fetch_add(1, OBSERVED);
         }
@@ -731,5 +852,57 @@ mod tests {
             Some(11)
         );
         assert_eq!(pool.snapshot().searching, 0);
+    }
+
+    #[test]
+    fn a_core_with_a_search_wake_in_flight_is_not_chosen_again() {
+        let pool = Stealable::new(3);
+        let mut searchers = idle_cores(&pool, &[0, 1, 2]);
+        // An outside publisher chooses core 0 and is delayed before its
+        // ticket (the kernel's `BeforeSearchWake` window).
+        assert_eq!(publish(&pool, 3, &[10]), Some(0));
+        assert_eq!(pool.snapshot().tickets_pending, 1);
+        // Core 0 wakes for pinned work first: it hands the search on (core
+        // 1 is chosen), runs the work, takes the item and goes idle again.
+        let mut handed = None;
+        pool.before_pinned_work(&mut searchers[0], |core| handed = Some(core));
+        assert_eq!(handed, Some(1));
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("no searcher")),
+            Some(10)
+        );
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("nothing left")),
+            None
+        );
+        // Core 1 looks, finds nothing, gives the slot up.
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |_| panic!("nothing left")),
+            None
+        );
+        // A new item: core 0 is the lowest idle core, but its first ticket
+        // is still on the way; a second would be stale. Core 1 is chosen.
+        assert_eq!(publish(&pool, 3, &[11]), Some(1));
+        assert_eq!(pool.snapshot().tickets_pending, 2);
+        // Core 0's ticket arrives: it looks, takes the item (not as the
+        // searcher), and may be chosen again.
+        searchers[0].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("no searcher")),
+            Some(11)
+        );
+        assert_eq!(pool.snapshot().tickets_pending, 1);
+        assert_eq!(
+            pool.take(&mut searchers[0], |_| panic!("nothing left")),
+            None
+        );
+        searchers[1].search_wake_drained();
+        assert_eq!(
+            pool.take(&mut searchers[1], |_| panic!("nothing left")),
+            None
+        );
+        assert_eq!(pool.snapshot().tickets_pending, 0);
+        assert_eq!(publish(&pool, 3, &[12]), Some(0));
     }
 }

@@ -11,7 +11,7 @@
 
 mod model;
 
-use model::{Publisher, StealScenario, check_steal};
+use model::{Act, Job, Publisher, StealScenario, check_steal};
 
 fn run(name: &str, scenario: StealScenario) {
     let explored = check_steal(scenario);
@@ -30,6 +30,7 @@ const fn scenario(
         cores,
         publications,
         publisher,
+        script: &[],
         pinned_to_core_1: false,
         preemption_bound: 3,
     }
@@ -122,6 +123,104 @@ fn caller_two_items_three_cores() {
         StealScenario {
             preemption_bound: 2,
             ..scenario(3, &[2], Publisher::Core0)
+        },
+    );
+}
+
+/// A producer's script on 3 driver cores.
+const fn scripted(script: &'static [Act], preemption_bound: usize) -> StealScenario {
+    StealScenario {
+        script,
+        preemption_bound,
+        ..scenario(3, &[], Publisher::Producer)
+    }
+}
+
+/// A pinned job that runs for `steps` model steps.
+const fn long_job(steps: usize) -> Job {
+    Job {
+        steps,
+        waits_for: None,
+    }
+}
+
+const BUSY_THEN_PUBLISH: &[Act] = &[Act::Pinned(0, long_job(2)), Act::Publish(1)];
+
+const HELD_TICKET: &[Act] = &[
+    Act::PublishHeld(1),
+    Act::Pinned(0, long_job(0)),
+    Act::Publish(1),
+    Act::Flush,
+];
+
+/// (ii): core 0 is busy with a long pinned job when an item is published:
+/// it must not be chosen (it left the idle set before the job).
+#[test]
+fn busy_core_is_never_chosen_three_cores() {
+    run(
+        "steal, producer, 3 cores, long pinned job on core 0 then 1 item",
+        scripted(BUSY_THEN_PUBLISH, 1),
+    );
+}
+
+/// (ii), (iv): an item is published (core 0, the lowest idle core, is
+/// chosen), then core 0 gets a pinned job that runs for a while and then
+/// waits for that item: core 0 must hand the search on before the job.
+#[test]
+fn chosen_core_with_a_job_waiting_for_the_item_three_cores() {
+    run(
+        "steal, producer, 3 cores, 1 item then a pinned job on core 0 waiting for it",
+        scripted(
+            &[
+                Act::Publish(1),
+                Act::Pinned(
+                    0,
+                    Job {
+                        steps: 1,
+                        waits_for: Some(0),
+                    },
+                ),
+            ],
+            1,
+        ),
+    );
+}
+
+/// (iii): the producer chooses a core and holds its ticket back (the
+/// kernel's `BeforeSearchWake` window); the core wakes for a pinned job
+/// meanwhile, hands the search on, looks and registers idle again; a
+/// second publication must not choose it while its first ticket is in
+/// flight.
+#[test]
+fn held_ticket_three_cores() {
+    run(
+        "steal, producer, 3 cores, a held search wake, a pinned job, a second item",
+        scripted(HELD_TICKET, 1),
+    );
+}
+
+const HELD_FOR_CORE_0: &[Act] = &[Act::PublishHeld(1), Act::Publish(1), Act::Flush];
+
+/// (iii): core 0 publishes twice and is registered idle in between (its
+/// `take` found nothing); the producer chooses it there and holds the
+/// ticket back. Core 0 then publishes holding the searcher slot (it hands
+/// it on), takes what it can and halts, its first ticket still on the
+/// way; the producer publishes again: core 0 must not be chosen before it
+/// has drained its first ticket.
+///
+/// Cheap at bound 1 (a few hundred executions), where it does not fail
+/// without `ticket_pending`; at bound 3 (`VIGIL_LOOM_BOUND=3`) it does
+/// (core 0 chose core 1 a second time, its first ticket on the way),
+/// after about a minute: too long for CI, `held_ticket_three_cores`
+/// finds the stale ticket at bound 1.
+#[test]
+fn chosen_publisher_two_cores() {
+    run(
+        "steal, core 0 publishes twice, a producer's held search wake and a second item, 2 cores",
+        StealScenario {
+            script: HELD_FOR_CORE_0,
+            preemption_bound: 1,
+            ..scenario(2, &[1, 1], Publisher::Core0)
         },
     );
 }

@@ -207,13 +207,27 @@ impl Machine {
     /// any more, and every driver core waits in its halt with nothing
     /// latched.
     fn quiescent(&self) -> bool {
+        self.quiescent_but(usize::MAX)
+    }
+
+    /// [`quiescent`](Self::quiescent), but for driver core `running`,
+    /// which is not looked at (a core busy with a job that waits for other
+    /// cores: nothing will ever end the others' halts).
+    pub fn quiescent_but(&self, running: usize) -> bool {
         self.wakers_left.load(SeqCst) == 0
             && self.other_wakes_left.load(SeqCst) == 0
-            && self.lines[..self.drivers].iter().all(|lines| {
-                lines.waiting.load(SeqCst)
-                    && lines.pending.iter().all(|pending| !pending.load(SeqCst))
-                    && (self.timer_fires_left.load(SeqCst) == 0 || !lines.timer_armed.load(SeqCst))
-            })
+            && (0..self.drivers)
+                .filter(|&core| core != running)
+                .all(|core| self.asleep(core))
+    }
+
+    /// Ghost: driver core `core` waits in its halt with nothing latched and
+    /// no timer to come.
+    pub fn asleep(&self, core: usize) -> bool {
+        let lines = &self.lines[core];
+        lines.waiting.load(SeqCst)
+            && lines.pending.iter().all(|pending| !pending.load(SeqCst))
+            && (self.timer_fires_left.load(SeqCst) == 0 || !lines.timer_armed.load(SeqCst))
     }
 }
 

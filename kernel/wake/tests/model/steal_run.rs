@@ -1,22 +1,38 @@
 //! The stealable-work model: several cores of the [`Machine`] each run the
 //! kernel's idle loop (the crate's [`IdleDriver`] for the halt, the
-//! [`Stealable`] pool's rule before it), core 0 publishes stealable items,
-//! and a waker core may send a pinned item to core 1.
+//! [`Stealable`] pool's rule before it and around its pinned work). The
+//! stealable items come from core 0 (the fork-join caller) or from a
+//! producer core that runs no driver; the producer may also send pinned
+//! jobs (that run for several model steps, and may wait for a stealable
+//! item to have run) and may hold a search wake back between its choice
+//! and its ticket (the kernel's `BeforeSearchWake` window: chosen under the
+//! lock, the lock released, the ticket pushed later). A waker core may send
+//! a one-step pinned item to core 1.
 //!
 //! A search wake is what it is in the kernel: a ticket pushed into the
 //! chosen core's inbox through [`wake_core`], so it travels the pinned
-//! protocol, IPI included (latched, no memory edge).
+//! protocol, IPI included (latched, no memory edge). The ghost counts each
+//! core's tickets in flight: from the choice (the pool's `wake` callback)
+//! to the drain.
 //!
-//! Checked in every execution:
-//! * **nothing stranded**: the machine never stops (every driver core
+//! Checked in every execution, each with its own message (the mutation run
+//! matches them):
+//! * (i) **nothing stranded**: the machine never stops (every driver core
 //!   halted, nothing latched, nothing left to wake one) with a stealable
 //!   item queued ([`STRANDED`]) or an inbox item undrained
 //!   ([`LOST_WAKEUP`]);
-//! * every stealable item is taken exactly once, the pinned item drained
-//!   once;
-//! * **no thundering herd** ([`HERD`]): after every call into the pool, at
-//!   most one core is chosen to search (one search wake in flight), and
-//!   search wakes never outnumber the stealable items published.
+//! * (ii) **the search never rests on a busy core**: a core busy with
+//!   pinned work is never chosen to search ([`BUSY_CHOSEN`], at the
+//!   choice), and at every step of a pinned job no busy core holds the
+//!   searcher slot while another core sleeps with a stealable item queued
+//!   ([`HELD_BY_BUSY`]);
+//! * (iii) **one search wake in flight per core** ([`TWO_TICKETS`], at the
+//!   choice);
+//! * (iv) **a private job waiting on a shared job completes**: a pinned
+//!   job that waits for a stealable item never finds every other core
+//!   asleep for good with the item not run ([`BLOCKED`]);
+//! * every stealable item is taken exactly once, every pinned job run
+//!   once; at most one core searches at a time ([`HERD`]).
 //!
 //! Not checked here: that the chain of search wakes wakes *enough* cores
 //! (a rule that never wakes a second searcher strands nothing: the cores
@@ -25,7 +41,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::Mutex as StdMutex;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 use loom::thread;
 use vigil_wake::{
@@ -37,17 +53,49 @@ use super::machine::{Machine, ModelPlatform};
 use super::run::{Explored, explore};
 use super::trace::{dump_trace, trace};
 
-/// The message of more than one core chosen to search at once (or more
-/// search wakes than items).
+/// The message of more than one core chosen to search at once.
 pub const HERD: &str = "thundering herd";
+/// (ii) A core busy with pinned work was chosen to search.
+pub const BUSY_CHOSEN: &str = "a core busy with pinned work chosen to search";
+/// (ii) The searcher slot held by a busy core while work waits.
+pub const HELD_BY_BUSY: &str = "search held by a busy core while another sleeps with work queued";
+/// (iii) A second search wake chosen for a core before it drained the first.
+pub const TWO_TICKETS: &str = "two search wakes in flight to one core";
+/// (iv) A pinned job waits for a stealable item no core will run.
+pub const BLOCKED: &str = "a private job waiting on a shared job never completes";
 
 /// What a driver core finds in its inbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Item {
     /// Pinned work: runs on this core only.
-    Pinned(u32),
+    Pinned(Job),
     /// A search wake: look for stealable work.
     Search,
+}
+
+/// A pinned job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Job {
+    /// Model steps it runs for (each a scheduling point), its core busy.
+    pub steps: usize,
+    /// The stealable item it then waits for (run by some other core),
+    /// without helping: a private job blocked on a shared one.
+    pub waits_for: Option<u32>,
+}
+
+/// The producer's script, one act after another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    /// Publishes this many items (numbered on from 0); the search wake, if
+    /// one is chosen, is sent at once.
+    Publish(usize),
+    /// Publishes this many items, holding the search wake back until the
+    /// next [`Act::Flush`] (the chosen core has a ticket in flight).
+    PublishHeld(usize),
+    /// Sends the search wakes held back.
+    Flush,
+    /// Sends a pinned job to a driver core.
+    Pinned(usize, Job),
 }
 
 /// One stealable-work model.
@@ -55,13 +103,16 @@ enum Item {
 pub struct StealScenario {
     /// Driver cores (core 0 is also the publisher).
     pub cores: usize,
-    /// Stealable items published, per publication.
+    /// Stealable items published, per publication (unless `script`).
     pub publications: &'static [usize],
     /// Who publishes: core 0, which then takes items too (the kernel's
     /// fork-join caller), or a core that runs no idle driver and takes
     /// nothing (a producer that only hands work off: the case in which
     /// only the wake rule stands between the items and a stranded queue).
     pub publisher: Publisher,
+    /// The producer's acts (if not empty): instead of `publications` if the
+    /// publisher is the producer, besides core 0's if it is core 0.
+    pub script: &'static [Act],
     /// A waker core sends one pinned item to core 1.
     pub pinned_to_core_1: bool,
     /// Loom's preemption bound.
@@ -75,6 +126,39 @@ pub enum Publisher {
     Core0,
     /// A core of its own that only publishes.
     Producer,
+}
+
+impl StealScenario {
+    /// A producer thread runs: the publisher, or the script's actor.
+    fn producer(&self) -> bool {
+        self.publisher == Publisher::Producer || !self.script.is_empty()
+    }
+
+    fn published(&self) -> usize {
+        let publications = if self.publisher == Publisher::Core0 || self.script.is_empty() {
+            self.publications.iter().sum()
+        } else {
+            0
+        };
+        let scripted: usize = self
+            .script
+            .iter()
+            .map(|act| match act {
+                Act::Publish(items) | Act::PublishHeld(items) => *items,
+                Act::Flush | Act::Pinned(..) => 0,
+            })
+            .sum();
+        publications + scripted
+    }
+
+    fn pinned_jobs(&self) -> usize {
+        let scripted = self
+            .script
+            .iter()
+            .filter(|act| matches!(act, Act::Pinned(..)))
+            .count();
+        scripted + usize::from(self.pinned_to_core_1)
+    }
 }
 
 /// Runs loom over every execution of `scenario`.
@@ -91,13 +175,19 @@ struct World {
     cores: Vec<CoreWake<Item>>,
     pool: Stealable<u32>,
     machine: Arc<Machine>,
+    drivers: usize,
     /// Ghost: what each core ran, stealable and pinned (std: no branches).
     ran: StdMutex<Vec<u32>>,
     pinned_ran: AtomicUsize,
+    /// Ghost, per driver core: running a pinned job (from the return of
+    /// `before_pinned_work` to the job's end).
+    busy: Vec<AtomicBool>,
+    /// Ghost, per driver core: search wakes chosen for it and not drained.
+    tickets: Vec<AtomicUsize>,
 }
 
 fn run_once(scenario: StealScenario) {
-    let producer = scenario.publisher == Publisher::Producer;
+    let producer = scenario.producer();
     let wakers = usize::from(scenario.pinned_to_core_1) + usize::from(producer);
     let cores = scenario.cores + wakers;
     let world = Arc::new(World {
@@ -106,8 +196,13 @@ fn run_once(scenario: StealScenario) {
             .collect(),
         pool: Stealable::new(scenario.cores),
         machine: Machine::with_drivers(cores, scenario.cores, wakers, 0, 0),
+        drivers: scenario.cores,
         ran: StdMutex::new(Vec::new()),
         pinned_ran: AtomicUsize::new(0),
+        busy: (0..scenario.cores)
+            .map(|_| AtomicBool::new(false))
+            .collect(),
+        tickets: (0..scenario.cores).map(|_| AtomicUsize::new(0)).collect(),
     });
     let drivers: Vec<_> = (0..scenario.cores)
         .map(|me| {
@@ -119,13 +214,11 @@ fn run_once(scenario: StealScenario) {
         let world = Arc::clone(&world);
         thread::spawn(move || {
             let me = scenario.cores + usize::from(producer);
-            let platform = ModelPlatform {
-                core: me,
-                machine: Arc::clone(&world.machine),
+            let job = Job {
+                steps: 0,
+                waits_for: None,
             };
-            world.machine.pushed.fetch_add(1, SeqCst);
-            let outcome = wake_core(&world.cores, 1, Item::Pinned(900), &platform, &NoHooks);
-            trace(|| format!("waker: pinned item to core 1: {outcome:?}"));
+            send_pinned(&world, me, 1, job);
             world.machine.waker_done();
         })
     });
@@ -133,7 +226,17 @@ fn run_once(scenario: StealScenario) {
         let world = Arc::clone(&world);
         thread::spawn(move || {
             let me = scenario.cores;
-            publish_all(&world, me, scenario.publications);
+            if scenario.script.is_empty() {
+                publish_all(&world, me, scenario.publications);
+            } else {
+                // Numbered apart from core 0's items.
+                let first = if scenario.publisher == Publisher::Core0 {
+                    100
+                } else {
+                    0
+                };
+                run_script(&world, me, first, scenario.script);
+            }
             world.machine.waker_done();
         })
     });
@@ -146,7 +249,7 @@ fn run_once(scenario: StealScenario) {
     for driver in drivers {
         driver.join().expect("driver core panicked");
     }
-    let published: usize = scenario.publications.iter().sum();
+    let published = scenario.published();
     let mut ran = world.ran.lock().expect("ghost").clone();
     ran.sort_unstable();
     let all = ran.len();
@@ -155,14 +258,9 @@ fn run_once(scenario: StealScenario) {
     assert_eq!(ran.len(), published, "a stealable item was lost");
     assert_eq!(
         world.pinned_ran.load(SeqCst),
-        usize::from(scenario.pinned_to_core_1),
-        "the pinned item did not run once"
+        scenario.pinned_jobs(),
+        "a pinned job did not run once"
     );
-    let wakes = world.pool.snapshot().search_wakes;
-    if wakes > published as u64 {
-        dump_trace();
-        panic!("{HERD}: {wakes} search wakes for {published} item(s)");
-    }
 }
 
 /// The herd check, after every call into the pool.
@@ -174,9 +272,43 @@ fn one_searcher(world: &World) {
     }
 }
 
+/// (ii), at a step of a pinned job: the searcher slot is not held by a
+/// busy core while a stealable item is queued and another core sleeps.
+fn search_not_held_by_busy(world: &World) {
+    let Some(searcher) = world.pool.snapshot().searcher else {
+        return;
+    };
+    let machine = &world.machine;
+    if world.busy[searcher].load(SeqCst)
+        && machine.stealable_queued.load(SeqCst) > 0
+        && (0..world.drivers).any(|core| core != searcher && machine.asleep(core))
+    {
+        dump_trace();
+        panic!(
+            "{HELD_BY_BUSY}: core {searcher} runs pinned work holding the search, {} item(s) queued",
+            machine.stealable_queued.load(SeqCst)
+        );
+    }
+}
+
+/// The pool chose `target` to search (its `wake` callback, after the
+/// lock): checks (ii) and (iii) and counts the ticket in flight.
+fn chosen(world: &World, me: usize, target: usize) {
+    trace(|| format!("core {me}: chose core {target} to search"));
+    if world.busy[target].load(SeqCst) {
+        dump_trace();
+        panic!("{BUSY_CHOSEN}: core {me} chose core {target}");
+    }
+    let before = world.tickets[target].fetch_add(1, SeqCst);
+    if before > 0 {
+        dump_trace();
+        panic!("{TWO_TICKETS}: core {me} chose core {target}, {before} already on the way");
+    }
+}
+
 /// A search wake from core `me` to `target`: a ticket through the pinned
 /// protocol.
-fn search_wake(world: &World, me: usize, target: usize) {
+fn send_ticket(world: &World, me: usize, target: usize) {
     let platform = ModelPlatform {
         core: me,
         machine: Arc::clone(&world.machine),
@@ -186,16 +318,46 @@ fn search_wake(world: &World, me: usize, target: usize) {
     trace(|| format!("core {me}: search wake to core {target}: {outcome:?}"));
 }
 
-/// Publishes `items` items numbered from `first`; returns the next number.
-fn publish(world: &World, me: usize, first: u32, items: usize) -> u32 {
+/// A search wake sent at once: the choice and the ticket.
+fn search_wake(world: &World, me: usize, target: usize) {
+    chosen(world, me, target);
+    send_ticket(world, me, target);
+}
+
+/// A pinned job from core `me` to driver core `target`.
+fn send_pinned(world: &World, me: usize, target: usize, job: Job) {
+    let platform = ModelPlatform {
+        core: me,
+        machine: Arc::clone(&world.machine),
+    };
+    world.machine.pushed.fetch_add(1, SeqCst);
+    let outcome = wake_core(&world.cores, target, Item::Pinned(job), &platform, &NoHooks);
+    trace(|| format!("core {me}: pinned {job:?} to core {target}: {outcome:?}"));
+}
+
+/// Publishes `items` items numbered from `first`, calling `wake` with the
+/// chosen core; returns the next number.
+fn publish_with(
+    world: &World,
+    me: usize,
+    first: u32,
+    items: usize,
+    wake: impl FnOnce(usize),
+) -> u32 {
     let end = first + u32::try_from(items).expect("small");
     world.machine.stealable_queued.fetch_add(items, SeqCst);
-    let published = world
-        .pool
-        .publish(me, first..end, |target| search_wake(world, me, target));
+    let published = world.pool.publish(me, first..end, wake);
     trace(|| format!("core {me}: published {items}: {published:?}"));
     one_searcher(world);
     end
+}
+
+/// Publishes `items` items numbered from `first`, the search wake sent at
+/// once; returns the next number.
+fn publish(world: &World, me: usize, first: u32, items: usize) -> u32 {
+    publish_with(world, me, first, items, |target| {
+        search_wake(world, me, target);
+    })
 }
 
 /// The producer: every publication, one after another.
@@ -204,6 +366,64 @@ fn publish_all(world: &World, me: usize, publications: &[usize]) {
     for &items in publications {
         next = publish(world, me, next, items);
     }
+}
+
+/// The producer's script.
+fn run_script(world: &World, me: usize, first: u32, script: &[Act]) {
+    let mut next = first;
+    let mut held = Vec::new();
+    for &act in script {
+        match act {
+            Act::Publish(items) => next = publish(world, me, next, items),
+            Act::PublishHeld(items) => {
+                next = publish_with(world, me, next, items, |target| {
+                    chosen(world, me, target);
+                    held.push(target);
+                });
+            }
+            Act::Flush => {
+                for target in held.drain(..) {
+                    send_ticket(world, me, target);
+                }
+            }
+            Act::Pinned(target, job) => send_pinned(world, me, target, job),
+        }
+    }
+    assert!(held.is_empty(), "a held search wake never sent");
+}
+
+/// Driver core `me` runs a pinned job: leaves the idle set first (the
+/// pool's rule), then runs its steps and waits for its item, checking
+/// (ii) and (iv) at every step.
+fn run_pinned(world: &World, me: usize, searcher: &mut Searcher, job: Job) {
+    world
+        .pool
+        .before_pinned_work(searcher, |target| search_wake(world, me, target));
+    one_searcher(world);
+    world.busy[me].store(true, SeqCst);
+    trace(|| format!("core {me}: runs pinned {job:?}"));
+    for _ in 0..job.steps {
+        search_not_held_by_busy(world);
+        thread::yield_now();
+    }
+    if let Some(item) = job.waits_for {
+        loop {
+            search_not_held_by_busy(world);
+            if world.ran.lock().expect("ghost").contains(&item) {
+                break;
+            }
+            if world.machine.quiescent_but(me) {
+                dump_trace();
+                panic!(
+                    "{BLOCKED}: core {me} waits for stealable item {item}, every other core asleep for good"
+                );
+            }
+            thread::yield_now();
+        }
+    }
+    search_not_held_by_busy(world);
+    world.busy[me].store(false, SeqCst);
+    world.pinned_ran.fetch_add(1, SeqCst);
 }
 
 /// One driver core: the kernel's `run_core` loop (pinned work first, then
@@ -228,12 +448,15 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
     let mut batch = VecDeque::new();
     let mut run_queue = VecDeque::new();
     let accept =
-        |batch: &mut VecDeque<Item>, run_queue: &mut VecDeque<u32>, searcher: &mut Searcher| {
+        |batch: &mut VecDeque<Item>, run_queue: &mut VecDeque<Job>, searcher: &mut Searcher| {
             world.machine.drained.fetch_add(batch.len(), SeqCst);
             for item in batch.drain(..) {
                 match item {
-                    Item::Pinned(id) => run_queue.push_back(id),
-                    Item::Search => searcher.search_wake_drained(),
+                    Item::Pinned(job) => run_queue.push_back(job),
+                    Item::Search => {
+                        world.tickets[me].fetch_sub(1, SeqCst);
+                        searcher.search_wake_drained();
+                    }
                 }
             }
         };
@@ -244,13 +467,8 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
         }
         driver.drain(&mut batch);
         accept(&mut batch, &mut run_queue, &mut searcher);
-        if let Some(id) = run_queue.pop_front() {
-            world
-                .pool
-                .before_pinned_work(&mut searcher, |target| search_wake(world, me, target));
-            one_searcher(world);
-            trace(|| format!("core {me}: runs pinned {id}"));
-            world.pinned_ran.fetch_add(1, SeqCst);
+        if let Some(job) = run_queue.pop_front() {
+            run_pinned(world, me, &mut searcher, job);
             continue;
         }
         let taken = world
