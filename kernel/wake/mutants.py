@@ -379,8 +379,8 @@ STEAL_MUTATIONS = [
         """        if !shared.searching.is_empty() {
             return None;
         }
-        // SeqCst: the queued / busy pair""",
-        """        // SeqCst: the queued / busy pair""",
+        // The chooser's half""",
+        """        // The chooser's half""",
         None,
     ),
     (
@@ -388,7 +388,7 @@ STEAL_MUTATIONS = [
         # so a core running pinned work can be chosen.
         "steal-choose-busy-core",
         "src/steal.rs",
-        "            if flags.busy.load(Ordering::SeqCst) == 0 {",
+        "            if flags.busy.load(Ordering::Relaxed) == 0 {",
         "            if true { // MUTANT: busy cores not passed over",
         None,
     ),
@@ -465,6 +465,16 @@ STEAL_MUTATIONS = [
             && self.mirror.queued""",
         """        if !searcher.search_wake_seen
             && self.mirror.queued""",
+        None,
+    ),
+    (
+        # The busy / chosen pair without the core's fence: its load of
+        # `chosen` may miss a chooser that missed its busy mark.
+        "steal-busy-fence-dropped",
+        "src/steal.rs",
+        """                // chooser's fence.
+                fence(Ordering::SeqCst);""",
+        """                // chooser's fence. MUTANT: no fence""",
         None,
     ),
     (
@@ -545,6 +555,7 @@ EXPECT = {
     "steal-fast-path-ignores-registration": STRANDED,
     "steal-stale-ticket-accepted": TWO_TICKETS,
     "steal-pending-cleared-without-ticket": TWO_TICKETS,
+    "steal-busy-fence-dropped": BUSY_CHOSEN,
 }
 
 # What `cargo xtask test` runs: each assertion, each mutated file, and the
@@ -569,6 +580,7 @@ QUICK = [
     "steal-second-searcher",
     "steal-no-hand-on",
     "steal-stale-ticket-accepted",
+    "steal-busy-fence-dropped",
 ]
 
 TIMEOUT_S = int(os.environ.get("MUTANT_TIMEOUT_S", "600"))
@@ -595,6 +607,7 @@ MODEL_OF_MUTANT = {
     "steal-hand-on-dropped": ("loom_steal", "chosen_core_with_a_job_waiting"),
     "steal-stale-ticket-accepted": ("loom_steal", "held_ticket"),
     "steal-pending-cleared-without-ticket": ("loom_steal", "held_ticket"),
+    "steal-busy-fence-dropped": ("loom_steal", "busy_core_is_never_chosen"),
     "steal-resume-skipped": ("loom_steal", "producer_two_publications_two_cores"),
     "steal-fast-path-ignores-wake-seen": ("loom_steal", "producer_two_publications_two_cores"),
     "steal-fast-path-ignores-registration": (

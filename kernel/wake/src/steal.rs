@@ -164,7 +164,7 @@ use crate::core_set::CoreSet;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use crate::sync::{AtomicU8, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicU8, AtomicUsize, Mutex, MutexGuard, Ordering, fence};
 
 /// Relaxed: the observers' mirrors below are written inside the pool's lock
 /// and read by diagnostics (the strand watch, the host's debug table) that
@@ -315,24 +315,33 @@ pub struct Stealable<T> {
 /// keeps its registration (no lock on a pinned-only wake) and still never
 /// holds the search.
 ///
-/// Two store-buffering pairs, each closed by SeqCst on both sides:
+/// Two store-buffering pairs, each closed by a SeqCst fence on both sides
+/// between the store and the load (fences, not SeqCst accesses: the order
+/// comes from the fences' single total order, and loom, which treats a
+/// SeqCst access as AcqRel, models fences exactly; with SeqCst accesses
+/// the model found a busy core chosen):
 ///
-/// * **busy / chosen.** The core, before pinned work: `busy = 1`, then
-///   reads `chosen`. A chooser, under the lock, for a candidate: `chosen =
-///   1`, then reads `busy`. In the single total order of SeqCst operations
-///   one of the two reads sees the other's store: either the chooser sees
+/// * **busy / chosen.** The core, before pinned work: `busy = 1`, fence,
+///   then reads `chosen`. A chooser, under the lock, for a candidate:
+///   `chosen = 1`, fence, then reads `busy`. Whichever fence is first in
+///   their total order, the read after the other fence sees the store
+///   before the first: either the chooser sees
 ///   the core busy and passes over it (it clears `chosen`), or the core
 ///   sees itself chosen and takes the lock to hand the search on before
 ///   its pinned work runs (both may happen: the core then finds, under the
 ///   lock, that it is no searcher). So a core running pinned work never
 ///   holds the search past its `before_pinned_work`.
-/// * **queued / busy.** A chooser stores the queued count, then reads
-///   `busy`. The core, back in its idle path: `busy = 0`, then reads the
-///   queued count (the fast path of [`Stealable::take`]). Either the
+/// * **queued / busy.** A chooser stores the queued count, fence, then
+///   reads `busy`. The core, back in its idle path: `busy = 0`, fence, then
+///   reads the queued count (the fast path of [`Stealable::take`]). Either the
 ///   chooser saw the core not busy (it could choose it, or chose another
 ///   core, or a searcher existed), or the core sees the items queued and
 ///   takes the lock to take one. So an item whose chooser passed over a
-///   busy core is never missed by that core's next look.
+///   busy core is never missed by that core's next look. (Loom does not
+///   find the missing fence on the core's side of this pair: a mutant
+///   without it survives the one-core model built for it,
+///   `busy_core_passed_over_finds_the_item_one_core`, whose checks it
+///   passes; the fence stays, as the C++ model needs it.)
 #[derive(Debug)]
 struct CoreFlags {
     busy: AtomicU8,
@@ -446,14 +455,16 @@ impl<T> Stealable<T> {
     pub fn take(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) -> Option<T> {
         if searcher.busy {
             searcher.busy = false;
-            // SeqCst: the queued / busy pair (see `CoreFlags`): the load of
-            // the queued count below cannot miss an item whose chooser saw
-            // this core busy.
-            self.flags[searcher.me].busy.store(0, Ordering::SeqCst);
+            self.flags[searcher.me].busy.store(0, Ordering::Relaxed);
+            // The queued / busy pair (see `CoreFlags`): this fence orders
+            // the store above before the load of the queued count below,
+            // and pairs with the chooser's fence, so that load cannot miss
+            // an item whose chooser saw this core busy.
+            fence(Ordering::SeqCst);
         }
         if searcher.registered_idle
             && !searcher.search_wake_seen
-            && self.mirror.queued.load(Ordering::SeqCst) == 0
+            && self.mirror.queued.load(Ordering::Relaxed) == 0
         {
             return None;
         }
@@ -501,10 +512,13 @@ impl<T> Stealable<T> {
         if searcher.registered_idle && self.covers(searcher.me) {
             if !searcher.busy {
                 searcher.busy = true;
-                // SeqCst: the busy / chosen pair (see `CoreFlags`).
-                self.flags[searcher.me].busy.store(1, Ordering::SeqCst);
+                self.flags[searcher.me].busy.store(1, Ordering::Relaxed);
+                // The busy / chosen pair (see `CoreFlags`): orders the store
+                // above before the load of `chosen` below; pairs with the
+                // chooser's fence.
+                fence(Ordering::SeqCst);
             }
-            marked = self.flags[searcher.me].chosen.load(Ordering::SeqCst) != 0;
+            marked = self.flags[searcher.me].chosen.load(Ordering::Relaxed) != 0;
         }
         if !marked && !searcher.search_wake_seen && !searcher.searching {
             return;
@@ -572,10 +586,11 @@ impl<T> Stealable<T> {
         if !shared.searching.is_empty() {
             return None;
         }
-        // SeqCst: the queued / busy pair (see `CoreFlags`).
+        // The chooser's half of the queued / busy pair (see `CoreFlags`):
+        // stored before the fence below, read by a busy core after its own.
         self.mirror
             .queued
-            .store(shared.queue.len(), Ordering::SeqCst);
+            .store(shared.queue.len(), Ordering::Relaxed);
         let mut passed_over = Vec::new();
         let chosen = loop {
             let Some(core) = shared.idle.take_lowest_preferring_excluding(
@@ -586,9 +601,13 @@ impl<T> Stealable<T> {
                 break None;
             };
             let flags = &self.flags[core];
-            // SeqCst: the busy / chosen pair (see `CoreFlags`).
-            flags.chosen.store(1, Ordering::SeqCst);
-            if flags.busy.load(Ordering::SeqCst) == 0 {
+            flags.chosen.store(1, Ordering::Relaxed);
+            // Both pairs (see `CoreFlags`): orders the queued count and the
+            // mark above before the load of `busy` below; pairs with the
+            // core's fence in `before_pinned_work` (busy / chosen) and in
+            // `take` (queued / busy).
+            fence(Ordering::SeqCst);
+            if flags.busy.load(Ordering::Relaxed) == 0 {
                 break Some(core);
             }
             flags.chosen.store(0, Ordering::Relaxed);

@@ -12,10 +12,10 @@
 //! only multiply loom's state space without checking anything.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use core::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 
 /// How a waiter for the ticket lock passes the time: spinning in the kernel
 /// (the lock is only held with interrupts disabled, for a few instructions,

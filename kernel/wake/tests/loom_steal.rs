@@ -154,12 +154,26 @@ const HELD_TICKET: &[Act] = &[
 ];
 
 /// (ii): core 0 is busy with a long pinned job when an item is published:
-/// it must not be chosen (it left the idle set before the job).
+/// it must not be chosen (it is marked busy before the job).
 #[test]
 fn busy_core_is_never_chosen_three_cores() {
     run(
         "steal, producer, 3 cores, long pinned job on core 0 then 1 item",
         scripted(BUSY_THEN_PUBLISH, 1),
+    );
+}
+
+/// (i): the only core is busy with a pinned job when an item is published:
+/// the chooser passes over it and chooses nobody, so the item is found only
+/// by the core's own look after the job (the queued / busy pair).
+#[test]
+fn busy_core_passed_over_finds_the_item_one_core() {
+    run(
+        "steal, producer, 1 core, pinned job on core 0 then 1 item",
+        StealScenario {
+            cores: 1,
+            ..scripted(BUSY_THEN_PUBLISH, 2)
+        },
     );
 }
 

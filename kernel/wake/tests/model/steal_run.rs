@@ -295,7 +295,11 @@ fn search_not_held_by_busy(world: &World) {
 /// lock): checks (ii) and (iii) and counts the ticket in flight.
 fn chosen(world: &World, me: usize, target: usize) {
     trace(|| format!("core {me}: chose core {target} to search"));
-    if world.busy[target].load(SeqCst) {
+    // This runs after the chooser's unlock, so the target may have turned
+    // busy since the choice: the rule lets a core chosen as it turns busy
+    // hand the search on in its `before_pinned_work` (the busy / chosen
+    // pair). A busy target that still holds the search did not.
+    if world.busy[target].load(SeqCst) && world.pool.snapshot().searcher == Some(target) {
         dump_trace();
         panic!("{BUSY_CHOSEN}: core {me} chose core {target}");
     }
