@@ -337,19 +337,48 @@ impl LostWakeupRecord {
 }
 
 /// The watchdog core's scan: reads every other core's record (`records`
-/// yields each core's, by index) and sends a probe to each that looks
-/// halted on announced work. Returns how many probes it sent.
+/// yields each core's, by index) but `skip`'s and sends a probe to each
+/// that looks halted on announced work. Returns how many probes it sent.
 pub(crate) fn scan<'a>(
     records: impl Iterator<Item = &'a LostWakeupRecord>,
     platform: &impl Platform,
+    skip: Option<usize>,
 ) -> usize {
     let me = platform.core();
     let mut probes = 0;
     for (target, record) in records.enumerate() {
-        if target != me && record.enabled && record.wants_probe(target, platform) {
+        if target != me
+            && Some(target) != skip
+            && record.enabled
+            && record.wants_probe(target, platform)
+        {
             probes += 1;
             platform.send_probe(target);
         }
     }
     probes
+}
+
+/// A scan run by any core, awake or in its idle path, rather than on the
+/// watchdog core's tick: the same look at every core but `me` and `skip`
+/// (the watchdog core, which checks itself on its own tick and whose record
+/// keeps the memory of that tick), probing the suspects. Returns how many
+/// probes it sent.
+///
+/// The caller must make the scans of all cores one sequence, each a whole
+/// scan period after the last and ordered after it (the kernel claims each
+/// due scan with a compare-exchange on its due time and holds a flag while
+/// it scans: the flag's Release after one scan, Acquire before the next,
+/// orders the watchdog memory a scan writes, Relaxed, before the next scan
+/// reads it): the probe rule compares a core with what the last scan saw.
+pub fn scan_from<T>(
+    cores: &[crate::CoreWake<T>],
+    platform: &impl Platform,
+    skip: Option<usize>,
+) -> usize {
+    scan(
+        cores.iter().map(crate::CoreWake::lost_wakeup_record),
+        platform,
+        skip,
+    )
 }
