@@ -245,6 +245,18 @@ fn inject(fault: Fault) {
             );
             sched::fork_join::drop_one_release_wake();
         }
+        Fault::BusySearcher => {
+            if !sched::stealable::enabled() || smp::cores::count() < 3 {
+                println!(
+                    "bad boot parameter: fault=busy-searcher needs pool=steal and at least 3 cores"
+                );
+                exit(ExitCode::BadParameter)
+            }
+            println!(
+                "injecting a busy searcher: the first core but core 0 to run pinned work stays registered idle and never hands a search on"
+            );
+            sched::stealable::arm_busy_searcher();
+        }
         Fault::StrandedSteal => {
             if !sched::stealable::enabled() || smp::cores::count() < 2 {
                 println!(

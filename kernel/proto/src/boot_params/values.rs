@@ -90,6 +90,14 @@ named_values! {
         /// stranded with every core halted, for the strand watch and the
         /// host to find.
         StrandedSteal => "stranded-steal",
+        /// `pool=steal`, the in-kernel test of stealable work beside a
+        /// busy core (`mode=test`): the first core other than core 0 that
+        /// runs pinned work while registered idle stays registered (it
+        /// never leaves the idle set nor hands a search on): a publisher
+        /// then makes it the searcher while it is busy, and the search
+        /// waits for its pinned work, for the held-search watch and the
+        /// host to find.
+        BusySearcher => "busy-searcher",
     }
 }
 
