@@ -369,7 +369,10 @@ fn steal_beside_busy_core() -> TestResult {
     use crate::sched::stealable::{self, Chunk, ChunkBatch};
     const CHUNKS: u64 = 8;
     let n = cores::count();
-    require!(n >= 3, "needs at least 3 cores (a busy core, a publisher and a halted core), have {n}");
+    require!(
+        n >= 3,
+        "needs at least 3 cores (a busy core, a publisher and a halted core), have {n}"
+    );
     require!(stealable::enabled(), "needs pool=steal (the default)");
     require!(
         core_sched::policy().halts(),
@@ -392,7 +395,9 @@ fn steal_beside_busy_core() -> TestResult {
                 shared.ran_on_a_busy_core.fetch_add(1, Ordering::Relaxed);
             }
             if shared.long_running.load(Ordering::Acquire) {
-                shared.ran_while_long_task_ran.fetch_add(1, Ordering::Relaxed);
+                shared
+                    .ran_while_long_task_ran
+                    .fetch_add(1, Ordering::Relaxed);
             }
             shared.ran.fetch_add(1, Ordering::Release);
         }

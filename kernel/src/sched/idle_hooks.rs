@@ -84,6 +84,7 @@ impl<'a> KernelWakerHooks<'a> {
 
 impl WakerHooks for KernelWakerHooks<'_> {
     fn between_push_and_notify(&self) {
+        watchdog::maybe_stall_waker(self.me, self.target);
         chaos::delay(chaos::Point::BetweenPushAndNotify);
     }
 
@@ -116,6 +117,7 @@ impl KernelSearchWakeHooks {
 
 impl WakerHooks for KernelSearchWakeHooks {
     fn between_push_and_notify(&self) {
+        watchdog::maybe_stall_waker(crate::arch::percpu::current_index(), self.target);
         chaos::delay(chaos::Point::BetweenPushAndNotify);
     }
 

@@ -194,7 +194,12 @@ fn is_busy_searcher(me: usize) -> bool {
             // Relaxed: exactly one core wins the compare-exchange; it
             // orders nothing.
             let won = BUSY_SEARCHER
-                .compare_exchange(BUSY_SEARCHER_ARMED, me, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(
+                    BUSY_SEARCHER_ARMED,
+                    me,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
                 .is_ok();
             if won {
                 println!(

@@ -21,7 +21,7 @@ use crate::arch::{lapic, tsc};
 use crate::println;
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use vigil_proto::serial_line::LOST_WAKEUP_PREFIX;
+use vigil_proto::serial_line::{LOST_WAKEUP_PREFIX, STALLED_WAKER_PREFIX};
 use vigil_wake::FoundAt;
 
 /// The core that scans the others.
@@ -146,10 +146,78 @@ pub fn release_scan(me: usize, on_tick: bool) {
     SCANNING.store(false, Ordering::Release);
 }
 
-/// The checks of one scan besides the probes: the strand watch, the
-/// held-search watch and the round watch (each may end the run).
+/// Scans in a row that must find a core halted, the same halt, with a
+/// waker that began notifying it and has not finished, before the scan
+/// reports a stalled waker. Scans, not time, as in the held-search watch:
+/// a waker's vCPU descheduled by the host for milliseconds finishes within
+/// a scan or two; these are at least 4 scan periods (80 ms by default).
+pub const STALLED_WAKER_SCANS: u64 = 5;
+
+/// `fault=stalled-waker`: armed.
+static STALL_ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Arms `fault=stalled-waker`.
+pub fn arm_stalled_waker() {
+    STALL_ARMED.store(true, Ordering::Relaxed);
+}
+
+/// Whether `fault=stalled-waker` was armed and never fired.
+pub fn stalled_waker_unfired() -> bool {
+    STALL_ARMED.load(Ordering::Relaxed)
+}
+
+/// The waker hook between a push and its notify: under
+/// `fault=stalled-waker`, the first waker on a core other than core 0
+/// from round [`STALLED_ROUND`] on stops here for good.
+pub fn maybe_stall_waker(me: usize, target: usize) {
+    use vigil_proto::boot_params::{Fault, Key, STALLED_ROUND};
+    if !STALL_ARMED.load(Ordering::Relaxed)
+        || me == 0
+        || super::round_watch::rounds_begun() < STALLED_ROUND
+        || !STALL_ARMED.swap(false, Ordering::Relaxed)
+    {
+        return;
+    }
+    println!(
+        "{}={} fired: core {me} pushed into core {target}'s inbox (round {}) and stops before its notify finishes",
+        Key::Fault.name(),
+        Fault::StalledWaker.name(),
+        super::round_watch::rounds_begun()
+    );
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// A scan's stalled-waker look: reports a core halted through
+/// [`STALLED_WAKER_SCANS`] scans with a waker mid-notify, dumps the cores
+/// and ends the run failed (the stalled waker never returns, so the run
+/// would not end).
+fn check_stalled_wakers(me: usize) {
+    let Some(target) = vigil_wake::stalled_wakers(core_sched::wakes(), STALLED_WAKER_SCANS) else {
+        return;
+    };
+    LOST_WAKEUPS.fetch_add(1, Ordering::Relaxed);
+    let record = core_sched::wakes()[target].lost_wakeup_record();
+    let (started, finished) = record.wakers_in_flight();
+    let counts = record.counts();
+    println!(
+        "{STALLED_WAKER_PREFIX}core {target} has been halted through {STALLED_WAKER_SCANS} scans in a row (the same halt) while {} waker(s) that began notifying it have not finished (begun {started}, finished {finished}, items drained {}, inbox {}): a waker stopped between its push and the end of its notify, which hides the work from every lost-wakeup check; found by core {me}. State dump:",
+        started - finished,
+        counts.drained,
+        core_sched::wakes()[target].inbox_len()
+    );
+    core_sched::dump_cores();
+    println!("vigil: FAILED: a stalled waker (counted as a lost wakeup)");
+    crate::exit::exit(crate::exit::ExitCode::CheckFailed)
+}
+
+/// The checks of one scan besides the probes: the stalled-waker look, the
+/// strand watch, the held-search watch and the round watch (each may end
+/// the run).
 pub fn periodic_checks(me: usize, probes: usize) {
     count_probes(probes);
+    check_stalled_wakers(me);
     super::stealable::check_stranded(me);
     super::stealable::check_held_search(me);
     super::round_watch::check(me);

@@ -87,6 +87,14 @@ pub struct LostWakeupRecord {
     /// to it had not ended it a whole scan period later (watchdog-written,
     /// Release before the probe).
     strict_probe_episode: AtomicU64,
+    /// The scans' memory for the stalled-waker look ([`stalled_wakers`]):
+    /// the episode and count of wakers begun at the last scan that saw this
+    /// core halted with a waker mid-notify, and how many scans in a row saw
+    /// that same picture (written and read by the scanning core only; the
+    /// scans are one sequence, see [`scan_from`]).
+    stall_episode: AtomicU64,
+    stall_started: AtomicU64,
+    stall_scans: AtomicU64,
 }
 
 /// A report's view of a record ([`LostWakeupRecord::counts`]).
@@ -121,6 +129,9 @@ impl LostWakeupRecord {
             suspect_episode: AtomicU64::new(0),
             suspect_sent: AtomicU64::new(0),
             strict_probe_episode: AtomicU64::new(0),
+            stall_episode: AtomicU64::new(0),
+            stall_started: AtomicU64::new(0),
+            stall_scans: AtomicU64::new(0),
         }
     }
 
@@ -268,6 +279,55 @@ impl LostWakeupRecord {
         self.notify_started.load(Ordering::Acquire) == finished
     }
 
+    /// One scan's look for a stalled waker: this core halted, and wakers
+    /// that began notifying it have not all finished. Returns how many
+    /// scans in a row (this one included) saw the same halt episode with
+    /// the same count of wakers begun, 0 if this one does not.
+    ///
+    /// `notify_started == notify_finished` is the gate of every lost-wakeup
+    /// check (a waker still notifying may be the one that announces the
+    /// work), so a waker that stops for good between its push and the end
+    /// of its notify hides the loss from every check for ever: the core
+    /// sleeps on its work and nothing reports it. A waker that is merely
+    /// slow (its vCPU descheduled by the host for milliseconds) finishes
+    /// within a scan or two; the caller asks for several.
+    fn stalled_scans(&self) -> u64 {
+        // Acquire: pairs with the core's Release in `halt_begins`.
+        let episode = self.episode.load(Ordering::Acquire);
+        // Acquire, then the starts (Relaxed): a start read is at least as
+        // new as every finish read (each waker starts before it finishes;
+        // see `work_announced`), so `started > finished` means a waker
+        // that had begun and not finished when `finished` was read, or
+        // whose finish this read did not see yet; the streak over several
+        // scans a period apart is what rules the latter out.
+        let finished = self.notify_finished.load(Ordering::Acquire);
+        let started = self.notify_started.load(Ordering::Relaxed);
+        if episode == 0 || started <= finished {
+            self.stall_scans.store(0, Ordering::Relaxed);
+            return 0;
+        }
+        let same = self.stall_episode.load(Ordering::Relaxed) == episode
+            && self.stall_started.load(Ordering::Relaxed) == started;
+        let scans = if same {
+            self.stall_scans.load(Ordering::Relaxed) + 1
+        } else {
+            1
+        };
+        self.stall_episode.store(episode, Ordering::Relaxed);
+        self.stall_started.store(started, Ordering::Relaxed);
+        self.stall_scans.store(scans, Ordering::Relaxed);
+        scans
+    }
+
+    /// Wakers that began notifying this core and have not finished (for a
+    /// report; Acquire as in `work_announced`).
+    #[must_use]
+    pub fn wakers_in_flight(&self) -> (u64, u64) {
+        let finished = self.notify_finished.load(Ordering::Acquire);
+        let started = self.notify_started.load(Ordering::Relaxed);
+        (started, finished)
+    }
+
     /// The watchdog core's memory of its last look at this core: whether it
     /// saw the same halt `episode` with the same count of IPIs `sent` then,
     /// and remembers this look. Only the watchdog core reads and writes it.
@@ -381,4 +441,26 @@ pub fn scan_from<T>(
         platform,
         skip,
     )
+}
+
+/// A scan's look for stalled wakers (any core may run it, as part of the
+/// one sequence of scans [`scan_from`] describes): the first core that has
+/// been halted through `min_scans` scans in a row, the same halt, with a
+/// waker that began notifying it and never finished. Such a waker hides
+/// any work it pushed from every lost-wakeup check (they wait for every
+/// waker counted to finish): a stalled waker is a hang, and is reported as
+/// one. Counting scans, not time, keeps a waker whose vCPU the host
+/// deschedules for a few milliseconds (TCG on 2 host cores) from being
+/// taken for a stalled one.
+pub fn stalled_wakers<T>(cores: &[crate::CoreWake<T>], min_scans: u64) -> Option<usize> {
+    let mut found = None;
+    for (target, core) in cores.iter().enumerate() {
+        let record = core.lost_wakeup_record();
+        // Every record is looked at (the streaks of the others must move
+        // on this scan too), the first found is returned.
+        if record.enabled && record.stalled_scans() >= min_scans && found.is_none() {
+            found = Some(target);
+        }
+    }
+    found
 }

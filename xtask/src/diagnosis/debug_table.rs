@@ -23,8 +23,7 @@ use crate::guest::run_output::parse_hex;
 use crate::runner::monitor::Monitor;
 
 use vigil_proto::debug_table::{
-    APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, SEARCH_TARGET_AT, STATE_ADDRESSES_AT,
-    STEALABLE_QUEUED_AT,
+    APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, SEARCH_TARGET_AT, STATE_ADDRESSES_AT, STEALABLE_QUEUED_AT,
 };
 pub use vigil_proto::debug_table::{MAGIC, MAX_CORES, TABLE_WORDS, VERSION};
 

@@ -98,12 +98,22 @@ named_values! {
         /// waits for its pinned work, for the held-search watch and the
         /// host to find.
         BusySearcher => "busy-searcher",
+        /// From fork-join round [`STALLED_ROUND`] on, the first waker on a
+        /// core other than core 0 stops for good after its push, before its
+        /// notify finishes (interrupts off, spinning): its target sleeps on
+        /// the item with a waker forever mid-notify, which gates every
+        /// lost-wakeup check, for the stalled-waker watch to find.
+        StalledWaker => "stalled-waker",
     }
 }
 
 /// The first fork-join round in which [`Fault::StrandedSteal`] may strand a
 /// round: a run needs at least this many `iterations=` for it to fire.
 pub const STRANDED_ROUND: u64 = 10;
+
+/// The first fork-join round in which [`Fault::StalledWaker`] stops a
+/// waker.
+pub const STALLED_ROUND: u64 = 10;
 
 named_values! {
     /// The workload run in [`Mode::Run`] (`workload=`).
