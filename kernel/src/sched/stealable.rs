@@ -18,6 +18,7 @@ use crate::println;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use spin::{Mutex, Once};
+use vigil_proto::boot_params::{Fault, Key};
 use vigil_proto::serial_line::HELD_SEARCH_PREFIX;
 use vigil_wake::{Searcher, State, StealSnapshot, Stealable, StrandWatch};
 
@@ -203,7 +204,9 @@ fn is_busy_searcher(me: usize) -> bool {
                 .is_ok();
             if won {
                 println!(
-                    "fault=busy-searcher fired: core {me} runs pinned work still registered idle and will not hand a search on"
+                    "{}={} fired: core {me} runs pinned work still registered idle and will not hand a search on",
+                    Key::Fault.name(),
+                    Fault::BusySearcher.name()
                 );
             }
             won
@@ -358,9 +361,13 @@ pub fn check_held_search(me: usize) {
         "{HELD_SEARCH_PREFIX}core {holder} holds the stealable pool's search and has not looked at the pool for {streak} scans while {} chunk(s) stay queued; core {holder} is {state} with {inbox} item(s) in its inbox{}; found by core {me}. Pool: {}. State dump:",
         counts.queued,
         if busy_searcher_core() == Some(holder) {
-            " (the fault=busy-searcher core: busy with pinned work)"
+            alloc::format!(
+                " (the {}={} core: busy with pinned work)",
+                Key::Fault.name(),
+                Fault::BusySearcher.name()
+            )
         } else {
-            ""
+            alloc::string::String::new()
         },
         describe(counts)
     );

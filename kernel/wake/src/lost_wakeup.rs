@@ -65,8 +65,18 @@ pub struct LostWakeupRecord {
     /// method is one predictable branch. Read by wakers and the core; in
     /// the wakers' line, which they touch anyway.
     enabled: bool,
+    /// The scans' memory for the stalled-waker look ([`stalled_wakers`]):
+    /// the episode and count of wakers begun at the last scan that saw this
+    /// core halted with a waker mid-notify, and how many scans in a row saw
+    /// that same picture (written and read by the scanning core only; the
+    /// scans are one sequence, see [`scan_from`]). In the wakers' line: a
+    /// scan writes them once a period, which costs the wakers nothing
+    /// measurable, and the core's own line stays the core's.
+    stall_episode: AtomicU64,
+    stall_started: AtomicU64,
+    stall_scans: AtomicU64,
     /// The rest of the wakers' line.
-    _waker_line: [u64; 5],
+    _waker_line: [u64; 2],
     /// Items this core took from its inbox (this core only).
     drained: AtomicU64,
     /// The halt episode in progress, 0 while the core is awake. Stored
@@ -87,14 +97,6 @@ pub struct LostWakeupRecord {
     /// to it had not ended it a whole scan period later (watchdog-written,
     /// Release before the probe).
     strict_probe_episode: AtomicU64,
-    /// The scans' memory for the stalled-waker look ([`stalled_wakers`]):
-    /// the episode and count of wakers begun at the last scan that saw this
-    /// core halted with a waker mid-notify, and how many scans in a row saw
-    /// that same picture (written and read by the scanning core only; the
-    /// scans are one sequence, see [`scan_from`]).
-    stall_episode: AtomicU64,
-    stall_started: AtomicU64,
-    stall_scans: AtomicU64,
 }
 
 /// A report's view of a record ([`LostWakeupRecord::counts`]).
@@ -120,7 +122,10 @@ impl LostWakeupRecord {
             notify_started: AtomicU64::new(0),
             notify_finished: AtomicU64::new(0),
             enabled,
-            _waker_line: [0; 5],
+            stall_episode: AtomicU64::new(0),
+            stall_started: AtomicU64::new(0),
+            stall_scans: AtomicU64::new(0),
+            _waker_line: [0; 2],
             drained: AtomicU64::new(0),
             episode: AtomicU64::new(0),
             episodes: AtomicU64::new(0),
@@ -129,9 +134,6 @@ impl LostWakeupRecord {
             suspect_episode: AtomicU64::new(0),
             suspect_sent: AtomicU64::new(0),
             strict_probe_episode: AtomicU64::new(0),
-            stall_episode: AtomicU64::new(0),
-            stall_started: AtomicU64::new(0),
-            stall_scans: AtomicU64::new(0),
         }
     }
 
@@ -303,7 +305,11 @@ impl LostWakeupRecord {
         let finished = self.notify_finished.load(Ordering::Acquire);
         let started = self.notify_started.load(Ordering::Relaxed);
         if episode == 0 || started <= finished {
-            self.stall_scans.store(0, Ordering::Relaxed);
+            // Written only when it changes: no store to the wakers' line
+            // on the scans of a healthy core.
+            if self.stall_scans.load(Ordering::Relaxed) != 0 {
+                self.stall_scans.store(0, Ordering::Relaxed);
+            }
             return 0;
         }
         let same = self.stall_episode.load(Ordering::Relaxed) == episode
