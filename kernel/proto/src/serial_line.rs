@@ -39,9 +39,9 @@ pub const STUCK_ROUND_PREFIX: &str = "STUCK ROUND: ";
 /// several scans (a state dump follows on the next lines).
 pub const HELD_SEARCH_PREFIX: &str = "SEARCH HELD BY A CORE THAT DOES NOT LOOK: ";
 
-/// How the stalled-waker report starts: a core halted through several
-/// scans with a waker that began notifying it and never finished (a state
-/// dump follows).
+/// What follows the lost-wakeup prefix (`LOST WAKEUP on core N: `) in a
+/// stalled-waker report: a core halted through several scans with a waker
+/// that began notifying it and never finished (a state dump follows).
 pub const STALLED_WAKER_PREFIX: &str = "STALLED WAKER: ";
 
 /// Prefix of the idle workload's first line (`idle: start idle_ms=N`).

@@ -92,8 +92,9 @@ core_stats! {
     /// `wake_ipis_to - ipi_wakes_with_work`: IPIs sent to it that ended no
     /// halt with work waiting.
     needless_ipis,
-    /// 1 if it was halted (protocol state `Halted`) when the statistics
-    /// were taken, at the end of the run.
+    /// 1 if it was inside its `sti; hlt` when the statistics were taken,
+    /// at the end of the run (not its protocol state: a claimed core reads
+    /// `Running` before the claimer's IPI ends its halt).
     halted_at_end,
     /// Items in its inbox when the statistics were taken: with
     /// `halted_at_end`, work announced to a core that sleeps on it (a lost

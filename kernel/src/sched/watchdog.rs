@@ -202,7 +202,7 @@ fn check_stalled_wakers(me: usize) {
     let (started, finished) = record.wakers_in_flight();
     let counts = record.counts();
     println!(
-        "{STALLED_WAKER_PREFIX}core {target} has been halted through {STALLED_WAKER_SCANS} scans in a row (the same halt) while {} waker(s) that began notifying it have not finished (begun {started}, finished {finished}, items drained {}, inbox {}): a waker stopped between its push and the end of its notify, which hides the work from every lost-wakeup check; found by core {me}. State dump:",
+        "{LOST_WAKEUP_PREFIX}{target}: {STALLED_WAKER_PREFIX}core {target} has been halted through {STALLED_WAKER_SCANS} scans in a row (the same halt) while {} waker(s) that began notifying it have not finished (begun {started}, finished {finished}, items drained {}, inbox {}): a waker stopped between its push and the end of its notify, which hides the work from every lost-wakeup check; found by core {me}. State dump:",
         started - finished,
         counts.drained,
         core_sched::wakes()[target].inbox_len()
