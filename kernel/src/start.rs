@@ -134,6 +134,12 @@ fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
         );
         return ExitCode::CheckFailed;
     }
+    if sched::watchdog::stalled_waker_unfired() {
+        println!(
+            "vigil: FAILED: the injected stalled-waker fault never fired (no wake by a core other than core 0 from its round on)"
+        );
+        return ExitCode::CheckFailed;
+    }
     if let Some(fault) = sched::wake_ipi::unfired_fault() {
         println!(
             "vigil: FAILED: the injected {fault:?} IPI fault never fired (no wake IPI after its round)"
@@ -244,6 +250,29 @@ fn inject(fault: Fault) {
                 sched::fork_join::DROPPED_WAKE_ROUND
             );
             sched::fork_join::drop_one_release_wake();
+        }
+        Fault::StalledWaker => {
+            if smp::cores::count() < 3 {
+                println!("bad boot parameter: fault=stalled-waker needs at least 3 cores");
+                exit(ExitCode::BadParameter)
+            }
+            println!(
+                "injecting a stalled waker: from fork-join round {} on, the first waker on a core other than core 0 stops after its push",
+                vigil_proto::boot_params::STALLED_ROUND
+            );
+            sched::watchdog::arm_stalled_waker();
+        }
+        Fault::BusySearcher => {
+            if !sched::stealable::enabled() || smp::cores::count() < 3 {
+                println!(
+                    "bad boot parameter: fault=busy-searcher needs pool=steal and at least 3 cores"
+                );
+                exit(ExitCode::BadParameter)
+            }
+            println!(
+                "injecting a busy searcher: the first core but core 0 to run pinned work stays registered idle and never hands a search on"
+            );
+            sched::stealable::arm_busy_searcher();
         }
         Fault::StrandedSteal => {
             if !sched::stealable::enabled() || smp::cores::count() < 2 {

@@ -1,7 +1,9 @@
 //! Injected faults are reported as what they are, never as success.
 
-use qemu_tests::{boot, describe};
+use qemu_tests::{boot, boot_with, describe};
 use xtask::Verdict;
+use xtask::diagnosis::stuck_cores::SEARCH_HELD_BY_BUSY_CORE;
+use xtask::runner::qemu::RunConfig;
 
 const FAULT_TIMEOUT_S: u64 = 120;
 /// Short on purpose: the guest hangs forever, the harness must cut it off.
@@ -177,4 +179,90 @@ fn stranded_stealable_work_is_reported_by_the_strand_watch() {
             );
         }
     }
+}
+
+/// The in-kernel test of stealable work beside a busy core, alone.
+const BESIDE_BUSY: &str = "test=stealable_work_runs_beside_a_busy_core";
+
+/// Without a fault the test passes at 4 cores: the chunks run on a halted
+/// core while core 1's long pinned task runs.
+#[test]
+fn stealable_work_runs_beside_a_busy_core() {
+    let outcome = boot(4, FAULT_TIMEOUT_S, &["mode=test", BESIDE_BUSY]);
+    assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
+    assert!(
+        outcome
+            .serial
+            .contains("stealable beside a busy core: 8 of 8 chunks ran while core 1's long task ran, 0 on core 0 or 1"),
+        "{}",
+        describe(&outcome)
+    );
+}
+
+/// `fault=busy-searcher` (core 1 keeps its idle registration while it runs
+/// its long task, and is chosen to search): the held-search watch names
+/// core 1 and ends the run, in every boot (3 seeds).
+#[test]
+fn a_busy_searcher_is_reported_by_the_held_search_watch() {
+    for seed in 1..=3 {
+        let seed = format!("seed={seed}");
+        let outcome = boot(
+            4,
+            FAULT_TIMEOUT_S,
+            &["mode=test", BESIDE_BUSY, "fault=busy-searcher", &seed],
+        );
+        assert_eq!(
+            outcome.verdict,
+            Verdict::CheckFailed,
+            "{}",
+            describe(&outcome)
+        );
+        for expected in [
+            "fault=busy-searcher fired: core 1 ",
+            "SEARCH HELD BY A CORE THAT DOES NOT LOOK: core 1 holds the stealable pool's search",
+            "8 chunk(s) stay queued",
+            "(the fault=busy-searcher core: busy with pinned work)",
+        ] {
+            assert!(
+                outcome.serial.contains(expected),
+                "no `{expected}`\n{}",
+                describe(&outcome)
+            );
+        }
+    }
+}
+
+/// The same with `watchdog=off`: the test hangs (core 1 waits for the
+/// chunks, the chunks for core 1), and the host's examination names core 1
+/// as the busy core holding the search and the 8 queued chunks.
+#[test]
+fn a_busy_searcher_without_watchdog_hangs_and_the_host_names_the_core() {
+    let outcome = boot_with(RunConfig {
+        smp: 4,
+        timeout_s: Some(FAULT_TIMEOUT_S),
+        stall_s: Some(8),
+        registers_on_timeout: true,
+        ..RunConfig::with_params(&[
+            "mode=test",
+            BESIDE_BUSY,
+            "fault=busy-searcher",
+            "watchdog=off",
+        ])
+    });
+    assert_eq!(outcome.verdict, Verdict::Stuck, "{}", describe(&outcome));
+    let examination = outcome
+        .examination
+        .as_ref()
+        .unwrap_or_else(|| panic!("not examined\n{}", describe(&outcome)));
+    assert_eq!(
+        examination.busy_search_holder(),
+        Some((1, 8)),
+        "{}",
+        examination.report()
+    );
+    assert!(
+        examination.report().contains(SEARCH_HELD_BY_BUSY_CORE),
+        "{}",
+        examination.report()
+    );
 }

@@ -297,6 +297,95 @@ fn a_misdirected_ipi_without_watchdog_hangs_and_the_host_names_the_core() {
     assert_caught_by_the_host(IpiFault::MisdirectedIpi);
 }
 
+/// The IPI faults with the default (stealing) pool at [`FAULT_SMP`]
+/// cores: a search wake is what the fault drops or misdirects, and the
+/// fork-join caller, which then runs every chunk itself, never halts. The
+/// scan no longer waits for it to: it runs on the caller's rounds.
+fn default_pool_campaign(fault: IpiFault, watchdog: Watchdog) -> Vec<StressRun> {
+    fault_campaign(Some(fault), watchdog, false, Pool::Steal, FAULT_BOOTS)
+}
+
+fn assert_caught_in_guest_with_the_default_pool(fault: IpiFault) {
+    let runs = default_pool_campaign(fault, Watchdog::Ms(20));
+    assert_eq!(runs.len(), FAULT_BOOTS as usize);
+    for run in &runs {
+        assert_eq!(
+            run.record.class,
+            RunClass::LostWakeups,
+            "{}",
+            summary(&runs)
+        );
+        let victim = claimed_core(run);
+        let named = format!("LOST WAKEUP on core {victim}: ");
+        assert!(
+            run.record
+                .lost_wakeups
+                .reports
+                .iter()
+                .any(|report| report.starts_with(&named)),
+            "no report names core {victim}:\n{}",
+            run.record.serial
+        );
+    }
+}
+
+/// With the watchdog off the boot either hangs (the host's examination
+/// names the halted core with work) or finishes because the caller did
+/// every chunk, and then the final statistics show the core halted with
+/// work in its inbox: either way the host names the claimed core.
+fn assert_caught_by_the_host_with_the_default_pool(fault: IpiFault) {
+    let runs = default_pool_campaign(fault, Watchdog::Off);
+    assert_eq!(runs.len(), FAULT_BOOTS as usize);
+    for run in &runs {
+        let victim = claimed_core(run);
+        match run.record.class {
+            RunClass::Stuck => {
+                let report = run
+                    .record
+                    .examination
+                    .as_ref()
+                    .expect("a stuck run is examined")
+                    .report();
+                assert!(
+                    report.lines().any(|line| line.contains(HALTED_WITH_WORK)
+                        && line.trim_start().starts_with(&format!("core {victim} "))),
+                    "expected core {victim}:\n{report}"
+                );
+            }
+            RunClass::LostWakeups => {
+                assert_eq!(run.record.lost_wakeups.count(), 0, "the watchdog is off");
+                assert!(
+                    run.record.reason.contains("at the end of the run")
+                        && run.record.reason.contains(&format!("core {victim} (")),
+                    "expected core {victim}: {}",
+                    run.record.reason
+                );
+            }
+            _ => panic!("not caught:\n{}", summary(&runs)),
+        }
+    }
+}
+
+#[test]
+fn a_dropped_ipi_with_the_default_pool_is_reported_in_guest_in_every_boot() {
+    assert_caught_in_guest_with_the_default_pool(IpiFault::DroppedIpi);
+}
+
+#[test]
+fn a_misdirected_ipi_with_the_default_pool_is_reported_in_guest_in_every_boot() {
+    assert_caught_in_guest_with_the_default_pool(IpiFault::MisdirectedIpi);
+}
+
+#[test]
+fn a_dropped_ipi_with_the_default_pool_and_no_watchdog_is_found_by_the_host() {
+    assert_caught_by_the_host_with_the_default_pool(IpiFault::DroppedIpi);
+}
+
+#[test]
+fn a_misdirected_ipi_with_the_default_pool_and_no_watchdog_is_found_by_the_host() {
+    assert_caught_by_the_host_with_the_default_pool(IpiFault::MisdirectedIpi);
+}
+
 fn summary(runs: &[StressRun]) -> String {
     runs.iter()
         .map(|run| {

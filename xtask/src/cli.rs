@@ -150,7 +150,7 @@ pub struct StressArgs {
     #[arg(long, value_name = "MS|off", value_parser = crate::guest::settings::parse_watchdog)]
     pub watchdog_ms: Option<Watchdog>,
     /// Inject a fault into every boot (`fault=`; the IPI faults at a seeded
-    /// round, stranded-steal from round 10 on): every
+    /// round, stranded-steal and stalled-waker from round 10 on): every
     /// boot must then be caught, as a lost wakeup, stranded stealable work
     /// or a stuck core.
     #[arg(long, value_enum)]

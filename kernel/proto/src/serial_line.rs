@@ -34,6 +34,16 @@ pub const LOST_WAKEUP_PREFIX: &str = "LOST WAKEUP on core ";
 /// follows on the next lines).
 pub const STUCK_ROUND_PREFIX: &str = "STUCK ROUND: ";
 
+/// How the held-search watch's report starts: stealable work queued while
+/// the core holding the pool's one search has not looked at the pool for
+/// several scans (a state dump follows on the next lines).
+pub const HELD_SEARCH_PREFIX: &str = "SEARCH HELD BY A CORE THAT DOES NOT LOOK: ";
+
+/// What follows the lost-wakeup prefix (`LOST WAKEUP on core N: `) in a
+/// stalled-waker report: a core halted through several scans with a waker
+/// that began notifying it and never finished (a state dump follows).
+pub const STALLED_WAKER_PREFIX: &str = "STALLED WAKER: ";
+
 /// Prefix of the idle workload's first line (`idle: start idle_ms=N`).
 pub const IDLE_START: &str = "idle: start";
 

@@ -27,6 +27,7 @@ macro_rules! core_stats {
         /// as a sleeper.
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
         #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+        #[cfg_attr(feature = "serde", serde(default))]
         pub struct CoreStats {
             /// Core index.
             pub core: u32,
@@ -91,6 +92,15 @@ core_stats! {
     /// `wake_ipis_to - ipi_wakes_with_work`: IPIs sent to it that ended no
     /// halt with work waiting.
     needless_ipis,
+    /// 1 if it was inside its `sti; hlt` when the statistics were taken,
+    /// at the end of the run (not its protocol state: a claimed core reads
+    /// `Running` before the claimer's IPI ends its halt).
+    halted_at_end,
+    /// Items in its inbox when the statistics were taken: with
+    /// `halted_at_end`, work announced to a core that sleeps on it (a lost
+    /// wakeup the run survived because another core did the work: the host
+    /// reads it here when the guest's watchdog is off).
+    inbox_at_end,
 }
 
 /// Percentiles of one wake-latency histogram (bucket upper bounds, µs).

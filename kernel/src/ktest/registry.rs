@@ -31,6 +31,7 @@ pub static ALL: &[TestCase] = &[
     sched_tests::BARRIER_ROUNDS,
     sched_tests::FORK_JOIN_ROUNDS,
     sched_tests::STEAL_JOIN_ROUNDS,
+    sched_tests::STEAL_BESIDE_BUSY_CORE,
     sched_tests::STORM,
     sched_tests::COUNTERS_MATCH_POLICY,
 ];

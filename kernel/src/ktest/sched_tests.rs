@@ -47,6 +47,10 @@ pub const STEAL_JOIN_ROUNDS: TestCase = TestCase {
     name: "sched::steal_join_rounds",
     run: steal_join_rounds,
 };
+pub const STEAL_BESIDE_BUSY_CORE: TestCase = TestCase {
+    name: "sched::stealable_work_runs_beside_a_busy_core",
+    run: steal_beside_busy_core,
+};
 pub const STORM: TestCase = TestCase {
     name: "sched::random_storm_100000",
     run: storm,
@@ -346,6 +350,117 @@ fn steal_join_rounds() -> TestResult {
         taken == ROUNDS * chunks as u64,
         "{taken} chunks taken for {} published",
         ROUNDS * chunks as u64
+    );
+    Ok(())
+}
+
+/// The work-conserving rule on real cores: core 1 runs a long pinned task
+/// while this core (0) publishes stealable chunks and stays busy itself
+/// (it yields rather than blocks, so its idle loop never looks at the
+/// pool); the chunks must run on the halted cores (2 and up) while the
+/// long task is still running. The long task ends only when every chunk
+/// has run, so there is no clock: the test counts the chunks that ran
+/// before the long task ended and on which cores. Under the rule before
+/// the work-conserving one (`fault=busy-searcher`: core 1 stays registered
+/// idle while it runs its task and is chosen to search) the chunks wait for
+/// core 1, which waits for them: a hang, for the held-search watch (in the
+/// guest) or the host's examination (`watchdog=off`) to name.
+fn steal_beside_busy_core() -> TestResult {
+    use crate::sched::stealable::{self, Chunk, ChunkBatch};
+    const CHUNKS: u64 = 8;
+    let n = cores::count();
+    require!(
+        n >= 3,
+        "needs at least 3 cores (a busy core, a publisher and a halted core), have {n}"
+    );
+    require!(stealable::enabled(), "needs pool=steal (the default)");
+    require!(
+        core_sched::policy().halts(),
+        "policy {} never halts",
+        core_sched::policy().name()
+    );
+    struct Shared {
+        long_running: AtomicBool,
+        /// Chunks run (Release by each chunk; Acquire by the long task and
+        /// the publisher, which then see the counts below).
+        ran: AtomicU64,
+        ran_while_long_task_ran: AtomicU64,
+        ran_on_a_busy_core: AtomicU64,
+    }
+    struct Batch(Arc<Shared>);
+    impl ChunkBatch for Batch {
+        fn run_chunk(&self, _index: usize, core: usize) {
+            let shared = &self.0;
+            if core <= 1 {
+                shared.ran_on_a_busy_core.fetch_add(1, Ordering::Relaxed);
+            }
+            if shared.long_running.load(Ordering::Acquire) {
+                shared
+                    .ran_while_long_task_ran
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            shared.ran.fetch_add(1, Ordering::Release);
+        }
+    }
+    let shared = Arc::new(Shared {
+        long_running: AtomicBool::new(false),
+        ran: AtomicU64::new(0),
+        ran_while_long_task_ran: AtomicU64::new(0),
+        ran_on_a_busy_core: AtomicU64::new(0),
+    });
+    let long_shared = shared.clone();
+    let long_task = wakeup::spawn_on(1, move || {
+        // Release: a chunk that reads `true` ran before the store of
+        // `false` below, i.e. while this task ran.
+        long_shared.long_running.store(true, Ordering::Release);
+        // The long pinned task: it computes (spins) until the stealable
+        // work is done, without yielding to its idle loop.
+        while long_shared.ran.load(Ordering::Acquire) < CHUNKS {
+            core::hint::spin_loop();
+        }
+        long_shared.long_running.store(false, Ordering::Release);
+    });
+    while !shared.long_running.load(Ordering::Acquire) {
+        wakeup::yield_now();
+    }
+    // Wait until the cores that are to run the chunks have halted, so that
+    // the publication chooses a halted core (or core 1, under the fault).
+    let me = crate::arch::percpu::current_index();
+    let mut spins = 0u64;
+    while (2..n).any(|c| core_sched::cores()[c].wake.state() != State::Halted) {
+        spins += 1;
+        ensure!(spins < 50_000_000, "cores 2.. never all halted");
+        wakeup::yield_now();
+    }
+    let batch: Arc<dyn ChunkBatch> = Arc::new(Batch(shared.clone()));
+    let chunks = (0..CHUNKS as usize).map(|index| Chunk {
+        batch: batch.clone(),
+        index,
+    });
+    let published = stealable::pool().publish(me, chunks, stealable::search_wake);
+    // Busy, and not looking at the pool: yield (the idle loop runs this
+    // task again before it would look).
+    while shared.ran.load(Ordering::Acquire) < CHUNKS {
+        wakeup::yield_now();
+    }
+    long_task.join();
+    let ran_while = shared.ran_while_long_task_ran.load(Ordering::Relaxed);
+    let on_busy = shared.ran_on_a_busy_core.load(Ordering::Relaxed);
+    crate::println!(
+        "stealable beside a busy core: {ran_while} of {CHUNKS} chunks ran while core 1's long task ran, {on_busy} on core 0 or 1, search woke core {:?}",
+        published.woke
+    );
+    // `None`: a searcher chosen before (by the last test's rounds) still
+    // held the slot, and it took the chunks; never a busy core.
+    ensure!(
+        published.woke.is_none_or(|core| core >= 2),
+        "the publication chose core {:?} to search, a busy core",
+        published.woke
+    );
+    ensure!(on_busy == 0, "{on_busy} chunk(s) ran on a busy core");
+    ensure!(
+        ran_while == CHUNKS,
+        "only {ran_while} of {CHUNKS} chunks ran before the long task ended"
     );
     Ok(())
 }

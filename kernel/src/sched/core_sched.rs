@@ -236,6 +236,10 @@ pub fn run_core(me: usize) -> ! {
     let mut batch = VecDeque::new();
     let mut searcher = stealable::searcher_for(me);
     loop {
+        // Whichever core passes its idle loop when a scan is due runs it
+        // (a compare-exchange elects one per period): the detectors no
+        // longer wait for the watchdog core to halt.
+        watchdog::scan_if_due(me);
         if driver.drain(&mut batch) > 0 {
             core.accept(&mut batch, &mut searcher);
         }

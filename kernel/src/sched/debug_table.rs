@@ -6,7 +6,8 @@
 //! addresses of each core's inbox item count, then the address of the
 //! stealable pool's queued-chunk count (a `usize`; 0 with `pool=pinned`),
 //! so that the host can also name stealable work stranded with every core
-//! halted.
+//! halted, then the address of the core the pool last chose to search
+//! (plus one), so that it can name a busy core holding the search.
 
 use super::core_sched;
 use crate::smp::cores::{self, MAX_CORES};
@@ -27,6 +28,9 @@ const _: () = {
         core::mem::offset_of!(DebugTable, stealable_queued_address)
             == layout::STEALABLE_QUEUED_AT * 8
     );
+    assert!(
+        core::mem::offset_of!(DebugTable, search_target_address) == layout::SEARCH_TARGET_AT * 8
+    );
 };
 
 /// The table's layout.
@@ -40,6 +44,7 @@ pub struct DebugTable {
     state_address: [AtomicU64; MAX_CORES],
     inbox_len_address: [AtomicU64; MAX_CORES],
     stealable_queued_address: AtomicU64,
+    search_target_address: AtomicU64,
 }
 
 /// The table. Exported under a fixed symbol name so it can also be found in
@@ -53,6 +58,7 @@ pub static VIGIL_DEBUG: DebugTable = DebugTable {
     state_address: [const { AtomicU64::new(0) }; MAX_CORES],
     inbox_len_address: [const { AtomicU64::new(0) }; MAX_CORES],
     stealable_queued_address: AtomicU64::new(0),
+    search_target_address: AtomicU64::new(0),
 };
 
 /// Fills the table once the schedulers and the stealable pool exist;
@@ -70,6 +76,9 @@ pub fn publish() -> u64 {
             super::stealable::pool().queued_address() as u64,
             Ordering::Relaxed,
         );
+        table
+            .search_target_address
+            .store(super::stealable::search_target_address(), Ordering::Relaxed);
     }
     table
         .core_count

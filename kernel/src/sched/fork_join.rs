@@ -151,6 +151,10 @@ impl ForkJoin {
         // Relaxed: only the caller writes it; the dump only reports it.
         let round = self.shared.round.load(Ordering::Relaxed) + 1;
         self.shared.round.store(round, Ordering::Relaxed);
+        // The caller is busy while its workers run: it runs the detectors'
+        // scan when one is due (the watchdog core's tick only fires while
+        // that core is halted).
+        super::watchdog::scan_if_due(crate::arch::percpu::current_index());
         round_watch::begin();
         self.shared.round_done.reset(n - 1);
         // Highest index first. A worker may take its job without waiting for

@@ -8,7 +8,7 @@ use super::idle_history::HISTORIES;
 use super::inbound::Inbound;
 use super::stats;
 use super::task::TaskRef;
-use super::{round_watch, stealable, watchdog};
+use super::watchdog;
 use crate::chaos;
 use alloc::collections::VecDeque;
 use vigil_wake::{FoundAt, IdleEvent, IdleHooks, NotifyOutcome, WakerHooks};
@@ -57,10 +57,13 @@ impl IdleHooks<Inbound> for KernelIdleHooks {
         watchdog::report(self.me, at, batch);
     }
 
+    fn claim_scan(&self) -> bool {
+        watchdog::claim_scan()
+    }
+
     fn watchdog_tick(&self, probes_sent: usize) {
-        watchdog::count_probes(probes_sent);
-        stealable::check_stranded(self.me);
-        round_watch::check(self.me);
+        watchdog::periodic_checks(self.me, probes_sent);
+        watchdog::release_scan(self.me, true);
     }
 }
 
@@ -81,6 +84,7 @@ impl<'a> KernelWakerHooks<'a> {
 
 impl WakerHooks for KernelWakerHooks<'_> {
     fn between_push_and_notify(&self) {
+        watchdog::maybe_stall_waker(self.me, self.target);
         chaos::delay(chaos::Point::BetweenPushAndNotify);
     }
 
@@ -113,6 +117,7 @@ impl KernelSearchWakeHooks {
 
 impl WakerHooks for KernelSearchWakeHooks {
     fn between_push_and_notify(&self) {
+        watchdog::maybe_stall_waker(crate::arch::percpu::current_index(), self.target);
         chaos::delay(chaos::Point::BetweenPushAndNotify);
     }
 

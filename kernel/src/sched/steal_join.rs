@@ -111,6 +111,9 @@ impl StealJoin {
     pub fn run(&self, job: &Job) {
         let number = self.rounds.load(Ordering::Relaxed) + 1;
         self.rounds.store(number, Ordering::Relaxed);
+        // The caller may never halt (it runs every chunk itself when no
+        // other core comes): it runs the detectors' scan when one is due.
+        super::watchdog::scan_if_due(crate::arch::percpu::current_index());
         round_watch::begin();
         let round = Arc::new(Round {
             job: job.clone(),
@@ -137,6 +140,9 @@ impl StealJoin {
             && published.others_idle + 1 == cores::count()
             && STRAND.load(Ordering::Relaxed)
             && STRAND.swap(false, Ordering::Relaxed);
+        if let Some(core) = chosen.get() {
+            stealable::note_search_target(core);
+        }
         if strand {
             crate::println!(
                 "fault: stranded-steal: round {number}: the search wake to core {} dropped, the caller does not help and its core skips its next look at the pool",

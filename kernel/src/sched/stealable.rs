@@ -18,6 +18,8 @@ use crate::println;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use spin::{Mutex, Once};
+use vigil_proto::boot_params::{Fault, Key};
+use vigil_proto::serial_line::HELD_SEARCH_PREFIX;
 use vigil_wake::{Searcher, State, StealSnapshot, Stealable, StrandWatch};
 
 /// A unit of stealable work: index `index` of a batch's job.
@@ -76,6 +78,7 @@ pub fn pool() -> &'static Stealable<Chunk> {
 /// Sends core `target` a search wake from this core: a ticket pushed into
 /// its inbox through the pinned protocol (an IPI if it is halted).
 pub fn search_wake(target: usize) {
+    note_search_target(target);
     let me = percpu::current_index();
     crate::chaos::delay(crate::chaos::Point::BeforeSearchWake);
     let hooks = KernelSearchWakeHooks::new(target);
@@ -139,12 +142,94 @@ pub fn searcher_for(me: usize) -> Searcher {
         .unwrap_or_else(|| Searcher::new(me))
 }
 
+/// The core the pool last chose to search, plus one (0: none yet).
+/// Relaxed: written after the choice (outside the pool's lock, by the
+/// chooser) and read only by the held-search watch, which decides on
+/// several scans in a row and so tolerates one stale read.
+static SEARCH_TARGET: AtomicUsize = AtomicUsize::new(0);
+/// Per core, its looks at the pool (every call of [`take`] and
+/// [`before_pinned_work`] that reaches the pool). Written by that core
+/// only, read by the held-search watch (Relaxed, as above).
+static LOOKS: [AtomicU64; crate::smp::cores::MAX_CORES] =
+    [const { AtomicU64::new(0) }; crate::smp::cores::MAX_CORES];
+
+/// The pool chose `core` to search (its search wake is about to be sent,
+/// or, under `fault=stranded-steal`, dropped).
+pub fn note_search_target(core: usize) {
+    SEARCH_TARGET.store(core + 1, Ordering::Relaxed);
+}
+
+fn count_look(core: usize) {
+    let looks = &LOOKS[core];
+    looks.store(looks.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+/// The address of the chosen searcher's word (core + 1, 0: none), for the
+/// debug table.
+pub fn search_target_address() -> u64 {
+    SEARCH_TARGET.as_ptr() as u64
+}
+
+/// `fault=busy-searcher`: armed (`ARMED`), then the core that never hands
+/// the search on (`usize::MAX`: off).
+static BUSY_SEARCHER: AtomicUsize = AtomicUsize::new(usize::MAX);
+const BUSY_SEARCHER_ARMED: usize = usize::MAX - 1;
+
+/// Arms `fault=busy-searcher` (at boot, before any AP runs): the first
+/// core other than core 0 to run pinned work from then on skips
+/// [`before_pinned_work`] for the rest of the run. Registered idle (every
+/// AP is, from boot), it stays in the idle set while it runs pinned work
+/// and keeps a search it is given: the rule before the work-conserving
+/// one.
+pub fn arm_busy_searcher() {
+    // Relaxed: before the APs start (their start-up orders it).
+    BUSY_SEARCHER.store(BUSY_SEARCHER_ARMED, Ordering::Relaxed);
+}
+
+/// Whether core `me` is the `fault=busy-searcher` core (taking the fault
+/// if it is still armed and `me` is not core 0).
+fn is_busy_searcher(me: usize) -> bool {
+    match BUSY_SEARCHER.load(Ordering::Relaxed) {
+        usize::MAX => false,
+        BUSY_SEARCHER_ARMED if me != 0 => {
+            // Relaxed: exactly one core wins the compare-exchange; it
+            // orders nothing.
+            let won = BUSY_SEARCHER
+                .compare_exchange(
+                    BUSY_SEARCHER_ARMED,
+                    me,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok();
+            if won {
+                println!(
+                    "{}={} fired: core {me} runs pinned work still registered idle and will not hand a search on",
+                    Key::Fault.name(),
+                    Fault::BusySearcher.name()
+                );
+            }
+            won
+        }
+        core => core == me,
+    }
+}
+
+/// The `fault=busy-searcher` core, once the fault fired.
+pub fn busy_searcher_core() -> Option<usize> {
+    match BUSY_SEARCHER.load(Ordering::Relaxed) {
+        usize::MAX | BUSY_SEARCHER_ARMED => None,
+        core => Some(core),
+    }
+}
+
 /// The idle loop of a core with nothing pinned to run: the next chunk, if
 /// any (`None`: the core is registered idle and goes to the halt path).
 pub fn take(searcher: &mut Searcher) -> Option<Chunk> {
     if !enabled() {
         return None;
     }
+    count_look(searcher.core());
     if SKIP_LOOK.load(Ordering::Relaxed) == searcher.core()
         && SKIP_LOOK
             .compare_exchange(
@@ -164,7 +249,8 @@ pub fn take(searcher: &mut Searcher) -> Option<Chunk> {
 
 /// The idle loop is about to run pinned work.
 pub fn before_pinned_work(searcher: &mut Searcher) {
-    if enabled() {
+    if enabled() && !is_busy_searcher(searcher.core()) {
+        count_look(searcher.core());
         pool().before_pinned_work(searcher, search_wake);
     }
 }
@@ -203,6 +289,91 @@ pub fn check_stranded(me: usize) {
     core_sched::dump_cores();
     super::fork_join::dump_stuck_round();
     println!("vigil: FAILED: stealable work stranded (every core halted)");
+    exit(ExitCode::CheckFailed)
+}
+
+/// Scans in a row that must find the same search held, by a core that has
+/// not looked at the pool, with chunks queued, before the held-search watch
+/// reports. Scans, not time: a chosen searcher is a core in its idle path
+/// that looks within its wake latency (tens of µs), unless the host
+/// deschedules its vCPU, which under TCG on 2 host cores lasts
+/// milliseconds; this many scans are at least this many scan periods (20
+/// ms by default) apart.
+pub const HELD_SEARCH_SCANS: u32 = 5;
+
+/// The held-search watch's memory between scans: the holder, its looks
+/// and the pool's search-wake count at the last scan, and how many scans
+/// in a row found them unchanged.
+struct HeldWatch {
+    last: Option<(usize, u64, u64)>,
+    streak: u32,
+}
+
+static HELD: Mutex<HeldWatch> = Mutex::new(HeldWatch {
+    last: None,
+    streak: 0,
+});
+
+/// Called on each scan (by whichever core runs it): stealable work queued
+/// while the core holding the pool's search has not looked at the pool
+/// for [`HELD_SEARCH_SCANS`] scans in a row (the same search: no search
+/// wake chosen since) is work waiting for a core that is not coming, even
+/// if other cores are awake (the strand watch needs every core halted):
+/// a search wake lost on its way to a halted core, or a search given to a
+/// core busy with pinned work (`fault=busy-searcher`, the rule before the
+/// work-conserving one). Prints a state dump and ends the run failed.
+pub fn check_held_search(me: usize) {
+    if !enabled() {
+        return;
+    }
+    let counts = pool().snapshot();
+    let holder = SEARCH_TARGET.load(Ordering::Relaxed).checked_sub(1);
+    let Some(mut watch) = HELD.try_lock() else {
+        return;
+    };
+    let Some(holder) = holder.filter(|_| counts.searching > 0 && counts.queued > 0) else {
+        watch.last = None;
+        watch.streak = 0;
+        return;
+    };
+    let now = (
+        holder,
+        LOOKS[holder].load(Ordering::Relaxed),
+        counts.search_wakes,
+    );
+    if watch.last == Some(now) {
+        watch.streak += 1;
+    } else {
+        watch.last = Some(now);
+        watch.streak = 0;
+    }
+    if watch.streak < HELD_SEARCH_SCANS {
+        return;
+    }
+    let streak = watch.streak;
+    drop(watch);
+    if REPORTED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let state = core_sched::wakes()[holder].state();
+    let inbox = core_sched::wakes()[holder].inbox_len();
+    println!(
+        "{HELD_SEARCH_PREFIX}core {holder} holds the stealable pool's search and has not looked at the pool for {streak} scans while {} chunk(s) stay queued; core {holder} is {state} with {inbox} item(s) in its inbox{}; found by core {me}. Pool: {}. State dump:",
+        counts.queued,
+        if busy_searcher_core() == Some(holder) {
+            alloc::format!(
+                " (the {}={} core: busy with pinned work)",
+                Key::Fault.name(),
+                Fault::BusySearcher.name()
+            )
+        } else {
+            alloc::string::String::new()
+        },
+        describe(counts)
+    );
+    core_sched::dump_cores();
+    super::fork_join::dump_stuck_round();
+    println!("vigil: FAILED: stealable work waits for a search held by a core that does not look");
     exit(ExitCode::CheckFailed)
 }
 

@@ -15,12 +15,13 @@ use super::core_sched;
 use super::idle_history::HISTORIES;
 use super::inbound::Inbound;
 use super::wake_ipi;
+use crate::arch::idle_platform::X86Platform;
 use crate::arch::interrupt_vectors::{COUNTS, WAKE_VECTOR};
 use crate::arch::{lapic, tsc};
 use crate::println;
 use alloc::collections::VecDeque;
-use core::sync::atomic::{AtomicU64, Ordering};
-use vigil_proto::serial_line::LOST_WAKEUP_PREFIX;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use vigil_proto::serial_line::{LOST_WAKEUP_PREFIX, STALLED_WAKER_PREFIX};
 use vigil_wake::FoundAt;
 
 /// The core that scans the others.
@@ -60,8 +61,9 @@ pub fn lost_wakeups() -> u64 {
 /// wakeups L`), if it is on.
 pub fn summary() {
     if let Some(period_us) = period_us() {
+        let (scans, off_tick) = scans();
         println!(
-            "watchdog: period {} ms, probes {}, lost wakeups {}",
+            "watchdog: period {} ms, probes {}, lost wakeups {}, scans {scans} ({off_tick} off the watchdog core's tick)",
             period_us / 1000,
             PROBES_SENT.load(Ordering::Relaxed),
             lost_wakeups()
@@ -72,6 +74,171 @@ pub fn summary() {
 /// The watchdog core's scan sent `probes` probes.
 pub fn count_probes(probes: usize) {
     PROBES_SENT.fetch_add(probes as u64, Ordering::Relaxed);
+}
+
+/// The TSC value from which the next scan is due (0: the first one is).
+static NEXT_SCAN_DUE: AtomicU64 = AtomicU64::new(0);
+/// Set while a core runs a scan.
+static SCANNING: AtomicBool = AtomicBool::new(false);
+/// Scans run, and how many of them by a core other than the watchdog core
+/// or by the watchdog core while it was not halted (a busy path or its
+/// idle loop).
+static SCANS: AtomicU64 = AtomicU64::new(0);
+static SCANS_OFF_TICK: AtomicU64 = AtomicU64::new(0);
+
+/// Scans run so far (all cores), and how many of them off the watchdog
+/// core's tick.
+pub fn scans() -> (u64, u64) {
+    (
+        SCANS.load(Ordering::Relaxed),
+        SCANS_OFF_TICK.load(Ordering::Relaxed),
+    )
+}
+
+/// Claims the scan that is due, if one is: `true` once per scan period,
+/// for exactly one caller, which must call [`release_scan`] when done.
+///
+/// The scan used to run only on the watchdog core's tick, which fires only
+/// while that core is halted: a fork-join caller that never halts (it ran
+/// every chunk itself once a search wake was lost) meant no scan at all in
+/// a whole run. Now every core calls this at each pass of its idle loop
+/// (and the fork-join caller at each round), and whoever finds the due
+/// time passed and wins the compare-exchange scans. No clock threshold
+/// decides anything: the due time only spaces the scans a period apart,
+/// as the tick did.
+pub fn claim_scan() -> bool {
+    let Some(period_us) = period_us() else {
+        return false;
+    };
+    let now = tsc::now();
+    let due = NEXT_SCAN_DUE.load(Ordering::Relaxed);
+    if now < due {
+        return false;
+    }
+    // Relaxed: the compare-exchange only elects this period's scanner (one
+    // winner per due value); the scan's memory is ordered by SCANNING.
+    if NEXT_SCAN_DUE
+        .compare_exchange(
+            due,
+            now + tsc::us_to_ticks(period_us),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        )
+        .is_err()
+    {
+        return false;
+    }
+    // Acquire: pairs with the Release in `release_scan` of the scan before
+    // this one, so its (Relaxed) memory of each core's last look is
+    // visible to this one. A scan still running a whole period later (it
+    // never has) keeps the flag: this period's scan is skipped.
+    !SCANNING.swap(true, Ordering::Acquire)
+}
+
+/// Ends a scan claimed by [`claim_scan`]: `me` ran it, `on_tick` if on
+/// the watchdog core's tick.
+pub fn release_scan(me: usize, on_tick: bool) {
+    SCANS.fetch_add(1, Ordering::Relaxed);
+    if !on_tick || me != WATCHDOG_CORE {
+        SCANS_OFF_TICK.fetch_add(1, Ordering::Relaxed);
+    }
+    // Release: pairs with the next scanner's Acquire in `claim_scan`.
+    SCANNING.store(false, Ordering::Release);
+}
+
+/// Scans in a row that must find a core halted, the same halt, with a
+/// waker that began notifying it and has not finished, before the scan
+/// reports a stalled waker. Scans, not time, as in the held-search watch:
+/// a waker's vCPU descheduled by the host for milliseconds finishes within
+/// a scan or two; these are at least 4 scan periods (80 ms by default).
+pub const STALLED_WAKER_SCANS: u64 = 5;
+
+/// `fault=stalled-waker`: armed.
+static STALL_ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Arms `fault=stalled-waker`.
+pub fn arm_stalled_waker() {
+    STALL_ARMED.store(true, Ordering::Relaxed);
+}
+
+/// Whether `fault=stalled-waker` was armed and never fired.
+pub fn stalled_waker_unfired() -> bool {
+    STALL_ARMED.load(Ordering::Relaxed)
+}
+
+/// The waker hook between a push and its notify: under
+/// `fault=stalled-waker`, the first waker on a core other than core 0
+/// from round [`STALLED_ROUND`] on stops here for good.
+pub fn maybe_stall_waker(me: usize, target: usize) {
+    use vigil_proto::boot_params::{Fault, Key, STALLED_ROUND};
+    if !STALL_ARMED.load(Ordering::Relaxed)
+        || me == 0
+        || super::round_watch::rounds_begun() < STALLED_ROUND
+        || !STALL_ARMED.swap(false, Ordering::Relaxed)
+    {
+        return;
+    }
+    println!(
+        "{}={} fired: core {me} pushed into core {target}'s inbox (round {}) and stops before its notify finishes",
+        Key::Fault.name(),
+        Fault::StalledWaker.name(),
+        super::round_watch::rounds_begun()
+    );
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// A scan's stalled-waker look: reports a core halted through
+/// [`STALLED_WAKER_SCANS`] scans with a waker mid-notify, dumps the cores
+/// and ends the run failed (the stalled waker never returns, so the run
+/// would not end).
+fn check_stalled_wakers(me: usize) {
+    let Some(target) = vigil_wake::stalled_wakers(core_sched::wakes(), STALLED_WAKER_SCANS) else {
+        return;
+    };
+    LOST_WAKEUPS.fetch_add(1, Ordering::Relaxed);
+    let record = core_sched::wakes()[target].lost_wakeup_record();
+    let (started, finished) = record.wakers_in_flight();
+    let counts = record.counts();
+    println!(
+        "{LOST_WAKEUP_PREFIX}{target}: {STALLED_WAKER_PREFIX}core {target} has been halted through {STALLED_WAKER_SCANS} scans in a row (the same halt) while {} waker(s) that began notifying it have not finished (begun {started}, finished {finished}, items drained {}, inbox {}): a waker stopped between its push and the end of its notify, which hides the work from every lost-wakeup check; found by core {me}. State dump:",
+        started - finished,
+        counts.drained,
+        core_sched::wakes()[target].inbox_len()
+    );
+    core_sched::dump_cores();
+    println!("vigil: FAILED: a stalled waker (counted as a lost wakeup)");
+    crate::exit::exit(crate::exit::ExitCode::CheckFailed)
+}
+
+/// The checks of one scan besides the probes: the stalled-waker look, the
+/// strand watch, the held-search watch and the round watch (each may end
+/// the run).
+pub fn periodic_checks(me: usize, probes: usize) {
+    count_probes(probes);
+    check_stalled_wakers(me);
+    super::stealable::check_stranded(me);
+    super::stealable::check_held_search(me);
+    super::round_watch::check(me);
+}
+
+/// Runs the scan if one is due, from core `me`'s idle loop or a busy path
+/// (the fork-join caller): the same look at every core's record as the
+/// watchdog core's tick, but the watchdog core's own (it checks itself on
+/// its tick, and its record keeps that tick's memory), then the periodic
+/// checks. Interrupts are disabled, as everywhere outside the halt.
+pub fn scan_if_due(me: usize) {
+    if !claim_scan() {
+        return;
+    }
+    let probes = vigil_wake::scan_from(
+        core_sched::wakes(),
+        &X86Platform::of_core(me),
+        Some(WATCHDOG_CORE),
+    );
+    periodic_checks(me, probes);
+    release_scan(me, false);
 }
 
 /// Core `me` found a lost wakeup `at` and has just drained `batch` (the work

@@ -237,9 +237,9 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
                 }
                 let by_tick = watchdog_core && after.timer != before.timer;
                 let by_probe = after.probe != before.probe;
-                if by_tick {
+                if by_tick && self.hooks.claim_scan() {
                     let records = self.cores.iter().map(CoreWake::lost_wakeup_record);
-                    let probes = lost_wakeup::scan(records, &self.platform);
+                    let probes = lost_wakeup::scan(records, &self.platform, None);
                     self.hooks.watchdog_tick(probes);
                 }
                 let at = if by_tick {

@@ -126,6 +126,16 @@ pub trait IdleHooks<T> {
         let _ = (at, batch);
     }
 
+    /// The watchdog core's scan tick fired: may it scan now? `false` when
+    /// another core ran the scan that was due (a kernel whose busy and idle
+    /// cores also run due scans claims each period once, so that no two
+    /// scans of one record are less than a period apart: the probe rule's
+    /// "the same picture a whole period later" needs it). The core still
+    /// checks itself. Default: always.
+    fn claim_scan(&self) -> bool {
+        true
+    }
+
     /// The watchdog core's scan tick ran (it sent `probes_sent` probes):
     /// the kernel's own periodic checks go here.
     fn watchdog_tick(&self, probes_sent: usize) {

@@ -327,7 +327,7 @@ pub use counters::{CounterSnapshot, Counters};
 pub use idle_driver::{DriverConfig, Idle, IdleDriver};
 pub use idle_hooks::{FoundAt, IdleEvent, IdleHooks, NoHooks, WakerHooks};
 pub use inbox::{Inbox, Pushed};
-pub use lost_wakeup::{LostWakeupCounts, LostWakeupRecord};
+pub use lost_wakeup::{LostWakeupCounts, LostWakeupRecord, scan_from, stalled_wakers};
 pub use notify::{Elided, Notify, NotifyOutcome};
 pub use parker::{Parker, Unparked};
 pub use platform::{InterruptCounts, Platform, Resume};

@@ -65,8 +65,18 @@ pub struct LostWakeupRecord {
     /// method is one predictable branch. Read by wakers and the core; in
     /// the wakers' line, which they touch anyway.
     enabled: bool,
+    /// The scans' memory for the stalled-waker look ([`stalled_wakers`]):
+    /// the episode and count of wakers begun at the last scan that saw this
+    /// core halted with a waker mid-notify, and how many scans in a row saw
+    /// that same picture (written and read by the scanning core only; the
+    /// scans are one sequence, see [`scan_from`]). In the wakers' line: a
+    /// scan writes them once a period, which costs the wakers nothing
+    /// measurable, and the core's own line stays the core's.
+    stall_episode: AtomicU64,
+    stall_started: AtomicU64,
+    stall_scans: AtomicU64,
     /// The rest of the wakers' line.
-    _waker_line: [u64; 5],
+    _waker_line: [u64; 2],
     /// Items this core took from its inbox (this core only).
     drained: AtomicU64,
     /// The halt episode in progress, 0 while the core is awake. Stored
@@ -112,7 +122,10 @@ impl LostWakeupRecord {
             notify_started: AtomicU64::new(0),
             notify_finished: AtomicU64::new(0),
             enabled,
-            _waker_line: [0; 5],
+            stall_episode: AtomicU64::new(0),
+            stall_started: AtomicU64::new(0),
+            stall_scans: AtomicU64::new(0),
+            _waker_line: [0; 2],
             drained: AtomicU64::new(0),
             episode: AtomicU64::new(0),
             episodes: AtomicU64::new(0),
@@ -268,6 +281,59 @@ impl LostWakeupRecord {
         self.notify_started.load(Ordering::Acquire) == finished
     }
 
+    /// One scan's look for a stalled waker: this core halted, and wakers
+    /// that began notifying it have not all finished. Returns how many
+    /// scans in a row (this one included) saw the same halt episode with
+    /// the same count of wakers begun, 0 if this one does not.
+    ///
+    /// `notify_started == notify_finished` is the gate of every lost-wakeup
+    /// check (a waker still notifying may be the one that announces the
+    /// work), so a waker that stops for good between its push and the end
+    /// of its notify hides the loss from every check for ever: the core
+    /// sleeps on its work and nothing reports it. A waker that is merely
+    /// slow (its vCPU descheduled by the host for milliseconds) finishes
+    /// within a scan or two; the caller asks for several.
+    fn stalled_scans(&self) -> u64 {
+        // Acquire: pairs with the core's Release in `halt_begins`.
+        let episode = self.episode.load(Ordering::Acquire);
+        // Acquire, then the starts (Relaxed): a start read is at least as
+        // new as every finish read (each waker starts before it finishes;
+        // see `work_announced`), so `started > finished` means a waker
+        // that had begun and not finished when `finished` was read, or
+        // whose finish this read did not see yet; the streak over several
+        // scans a period apart is what rules the latter out.
+        let finished = self.notify_finished.load(Ordering::Acquire);
+        let started = self.notify_started.load(Ordering::Relaxed);
+        if episode == 0 || started <= finished {
+            // Written only when it changes: no store to the wakers' line
+            // on the scans of a healthy core.
+            if self.stall_scans.load(Ordering::Relaxed) != 0 {
+                self.stall_scans.store(0, Ordering::Relaxed);
+            }
+            return 0;
+        }
+        let same = self.stall_episode.load(Ordering::Relaxed) == episode
+            && self.stall_started.load(Ordering::Relaxed) == started;
+        let scans = if same {
+            self.stall_scans.load(Ordering::Relaxed) + 1
+        } else {
+            1
+        };
+        self.stall_episode.store(episode, Ordering::Relaxed);
+        self.stall_started.store(started, Ordering::Relaxed);
+        self.stall_scans.store(scans, Ordering::Relaxed);
+        scans
+    }
+
+    /// Wakers that began notifying this core and have not finished (for a
+    /// report; Acquire as in `work_announced`).
+    #[must_use]
+    pub fn wakers_in_flight(&self) -> (u64, u64) {
+        let finished = self.notify_finished.load(Ordering::Acquire);
+        let started = self.notify_started.load(Ordering::Relaxed);
+        (started, finished)
+    }
+
     /// The watchdog core's memory of its last look at this core: whether it
     /// saw the same halt `episode` with the same count of IPIs `sent` then,
     /// and remembers this look. Only the watchdog core reads and writes it.
@@ -337,19 +403,70 @@ impl LostWakeupRecord {
 }
 
 /// The watchdog core's scan: reads every other core's record (`records`
-/// yields each core's, by index) and sends a probe to each that looks
-/// halted on announced work. Returns how many probes it sent.
+/// yields each core's, by index) but `skip`'s and sends a probe to each
+/// that looks halted on announced work. Returns how many probes it sent.
 pub(crate) fn scan<'a>(
     records: impl Iterator<Item = &'a LostWakeupRecord>,
     platform: &impl Platform,
+    skip: Option<usize>,
 ) -> usize {
     let me = platform.core();
     let mut probes = 0;
     for (target, record) in records.enumerate() {
-        if target != me && record.enabled && record.wants_probe(target, platform) {
+        if target != me
+            && Some(target) != skip
+            && record.enabled
+            && record.wants_probe(target, platform)
+        {
             probes += 1;
             platform.send_probe(target);
         }
     }
     probes
+}
+
+/// A scan run by any core, awake or in its idle path, rather than on the
+/// watchdog core's tick: the same look at every core but `me` and `skip`
+/// (the watchdog core, which checks itself on its own tick and whose record
+/// keeps the memory of that tick), probing the suspects. Returns how many
+/// probes it sent.
+///
+/// The caller must make the scans of all cores one sequence, each a whole
+/// scan period after the last and ordered after it (the kernel claims each
+/// due scan with a compare-exchange on its due time and holds a flag while
+/// it scans: the flag's Release after one scan, Acquire before the next,
+/// orders the watchdog memory a scan writes, Relaxed, before the next scan
+/// reads it): the probe rule compares a core with what the last scan saw.
+pub fn scan_from<T>(
+    cores: &[crate::CoreWake<T>],
+    platform: &impl Platform,
+    skip: Option<usize>,
+) -> usize {
+    scan(
+        cores.iter().map(crate::CoreWake::lost_wakeup_record),
+        platform,
+        skip,
+    )
+}
+
+/// A scan's look for stalled wakers (any core may run it, as part of the
+/// one sequence of scans [`scan_from`] describes): the first core that has
+/// been halted through `min_scans` scans in a row, the same halt, with a
+/// waker that began notifying it and never finished. Such a waker hides
+/// any work it pushed from every lost-wakeup check (they wait for every
+/// waker counted to finish): a stalled waker is a hang, and is reported as
+/// one. Counting scans, not time, keeps a waker whose vCPU the host
+/// deschedules for a few milliseconds (TCG on 2 host cores) from being
+/// taken for a stalled one.
+pub fn stalled_wakers<T>(cores: &[crate::CoreWake<T>], min_scans: u64) -> Option<usize> {
+    let mut found = None;
+    for (target, core) in cores.iter().enumerate() {
+        let record = core.lost_wakeup_record();
+        // Every record is looked at (the streaks of the others must move
+        // on this scan too), the first found is returned.
+        if record.enabled && record.stalled_scans() >= min_scans && found.is_none() {
+            found = Some(target);
+        }
+    }
+    found
 }

@@ -9,6 +9,7 @@ use crate::campaign::boot_spec::BootSpec;
 use crate::guest::laplace_check;
 use crate::guest::run_output::{self, LostWakeups};
 use crate::guest::verdict::Verdict;
+use crate::guest::vigil_stats::VigilStats;
 use crate::runner::qemu::RunOutcome;
 
 /// Outcome class of one boot, most specific first: a stuck guest is
@@ -66,7 +67,7 @@ pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, spec: &BootSpec) -> Ru
     let mismatch = laplace_check::first_mismatch(&outcome.checksum_checks).is_some();
     if outcome.verdict == Verdict::Stuck {
         RunClass::Stuck
-    } else if lost.count() > 0 {
+    } else if lost.count() > 0 || halted_with_work_at_end(outcome).is_some() {
         RunClass::LostWakeups
     } else if run_output::stranded_report(&outcome.serial).is_some() {
         RunClass::StrandedWork
@@ -80,6 +81,15 @@ pub fn classify(outcome: &RunOutcome, lost: &LostWakeups, spec: &BootSpec) -> Ru
         RunClass::Passed
     } else {
         RunClass::Failed
+    }
+}
+
+/// The host's finding in the final statistics: cores halted with work in
+/// their inbox at the end of the run (`None`: none, or no statistics).
+pub fn halted_with_work_at_end(outcome: &RunOutcome) -> Option<String> {
+    match VigilStats::find_in(&outcome.serial) {
+        Some(Ok(stats)) => stats.describe_halted_with_work_at_end(),
+        _ => None,
     }
 }
 
@@ -103,6 +113,9 @@ pub fn explain(
     spec: &BootSpec,
 ) -> String {
     match class {
+        RunClass::LostWakeups if lost.count() == 0 => {
+            halted_with_work_at_end(outcome).unwrap_or_default()
+        }
         RunClass::LostWakeups => format!(
             "{} lost wakeup(s) detected by the in-guest watchdog ({})",
             lost.count(),

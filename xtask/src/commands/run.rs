@@ -55,8 +55,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
     } else if args.ipi_oracle {
         println!("vigil: no IPI comparison (the guest printed no statistics line)");
     }
+    // The host's own finding in the final statistics: a core left halted
+    // with work in its inbox (a lost wakeup the run survived because
+    // another core did the work; the guest reports it itself only with its
+    // watchdog on).
+    let left_halted_with_work = crate::campaign::run_class::halted_with_work_at_end(&outcome);
+    if let Some(finding) = &left_halted_with_work {
+        println!("vigil: LOST WAKEUP found by the host: {finding}");
+    }
     println!("{}", outcome.verdict_line());
-    if outcome.verdict.is_success() {
+    if outcome.verdict.is_success() && left_halted_with_work.is_none() {
         Ok(())
     } else {
         Err(XtaskError::Reported)

@@ -7,7 +7,9 @@
 //! count, then [`MAX_CORES`] APIC ids, [`MAX_CORES`] addresses of each
 //! core's state byte, [`MAX_CORES`] addresses of each core's inbox length
 //! (a u64), then the address of the stealable pool's queued-chunk count (a
-//! u64; 0 when the kernel runs no stealable pool). `x` translates virtual addresses with the current vCPU's page
+//! u64; 0 when the kernel runs no stealable pool), then (version 4) the
+//! address of the core the pool last chose to search, plus one (a u64;
+//! 0: none yet). `x` translates virtual addresses with the current vCPU's page
 //! tables, which every core shares.
 
 use std::fmt;
@@ -21,7 +23,7 @@ use crate::guest::run_output::parse_hex;
 use crate::runner::monitor::Monitor;
 
 use vigil_proto::debug_table::{
-    APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, STATE_ADDRESSES_AT, STEALABLE_QUEUED_AT,
+    APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, SEARCH_TARGET_AT, STATE_ADDRESSES_AT, STEALABLE_QUEUED_AT,
 };
 pub use vigil_proto::debug_table::{MAGIC, MAX_CORES, TABLE_WORDS, VERSION};
 
@@ -103,6 +105,9 @@ pub struct TableWords {
     pub inbox_len_addresses: Vec<u64>,
     /// Address of the stealable pool's queued count (`None`: no pool).
     pub stealable_queued_address: Option<u64>,
+    /// Address of the pool's last chosen searcher, plus one (`None`: no
+    /// pool).
+    pub search_target_address: Option<u64>,
 }
 
 /// What the table says about the guest.
@@ -113,6 +118,9 @@ pub struct TableRead {
     /// Chunks queued in the stealable pool (`None`: the kernel runs no
     /// stealable pool), or why it could not be read.
     pub stealable_queued: Option<Result<u64, String>>,
+    /// The core the pool last chose to search (`Ok(None)`: none yet;
+    /// `None`: no pool), or why it could not be read.
+    pub search_target: Option<Result<Option<u64>, String>>,
 }
 
 impl TableWords {
@@ -148,6 +156,7 @@ impl TableWords {
             inbox_len_addresses: array(INBOX_LEN_ADDRESSES_AT),
             stealable_queued_address: Some(words[STEALABLE_QUEUED_AT])
                 .filter(|&address| address != 0),
+            search_target_address: Some(words[SEARCH_TARGET_AT]).filter(|&address| address != 0),
         })
     }
 }
@@ -207,9 +216,18 @@ pub fn read_debug_table(
             examine(monitor, &format!("x /1gx {address:#x}"))?.and_then(|words| single(&words)),
         ),
     };
+    let search_target = match table.search_target_address {
+        None => None,
+        Some(address) => Some(
+            examine(monitor, &format!("x /1gx {address:#x}"))?
+                .and_then(|words| single(&words))
+                .map(|plus_one| plus_one.checked_sub(1)),
+        ),
+    };
     Ok(Ok(TableRead {
         cores,
         stealable_queued,
+        search_target,
     }))
 }
 
@@ -257,6 +275,7 @@ mod tests {
             words[3 + 2 * MAX_CORES + core] = 0x2000 + 8 * core as u64;
         }
         words[3 + 3 * MAX_CORES] = 0x3000;
+        words[4 + 3 * MAX_CORES] = 0x4000;
         words
     }
 
@@ -268,6 +287,7 @@ mod tests {
         assert_eq!(table.state_addresses, vec![0x1000, 0x1001, 0x1002]);
         assert_eq!(table.inbox_len_addresses, vec![0x2000, 0x2008, 0x2010]);
         assert_eq!(table.stealable_queued_address, Some(0x3000));
+        assert_eq!(table.search_target_address, Some(0x4000));
         let mut words = self::table(3);
         words[3 + 3 * MAX_CORES] = 0;
         assert_eq!(
@@ -282,7 +302,7 @@ mod tests {
     fn a_full_256_core_table_splits() {
         let table = TableWords::from_words(&table(256)).unwrap();
         assert_eq!(table.core_count, 256);
-        assert_eq!(TABLE_WORDS, 772);
+        assert_eq!(TABLE_WORDS, 773);
         assert_eq!(table.apic_ids[255], 510);
         assert_eq!(table.state_addresses[255], 0x1000 + 255);
         assert_eq!(table.inbox_len_addresses[255], 0x2000 + 8 * 255);

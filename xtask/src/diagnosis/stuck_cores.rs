@@ -23,6 +23,11 @@ pub const HALTED_WITH_WORK: &str = "<- HALTED WITH WORK";
 /// and every core is halted.
 pub const STRANDED_STEALABLE: &str = "<- STRANDED STEALABLE WORK";
 
+/// Marker printed after the stealable pool's line when chunks are queued
+/// while the core chosen to search runs (HLT=0) with its inbox undrained
+/// and another core halts idle.
+pub const SEARCH_HELD_BY_BUSY_CORE: &str = "<- SEARCH HELD BY A BUSY CORE";
+
 /// What the examination found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuestExamination {
@@ -33,6 +38,10 @@ pub struct GuestExamination {
     /// Chunks queued in the stealable pool (`None`: no pool, or the table
     /// was not read).
     pub stealable_queued: Option<u64>,
+    /// The core the stealable pool last chose to search (`None`: no pool,
+    /// none chosen yet, or the table was not read).
+    #[serde(default)]
+    pub search_target: Option<u64>,
     /// Problems on the way: table unreadable, no addr2line, ...
     pub notes: Vec<String>,
 }
@@ -119,6 +128,26 @@ impl GuestExamination {
         all_halted.then_some(queued)
     }
 
+    /// Chunks queued while the core the pool chose to search is running
+    /// (HLT=0) with items still in its inbox (its search wake, undrained:
+    /// it has not looked) and some other core halts with an empty inbox
+    /// (one that would take them): the search waits for that core's pinned
+    /// work. `(core, queued)`, or `None` if not so.
+    pub fn busy_search_holder(&self) -> Option<(u64, u64)> {
+        let queued = self.stealable_queued.filter(|&queued| queued > 0)?;
+        let target = self.search_target?;
+        let holder = self
+            .cores
+            .iter()
+            .find(|core| core.core.map(u64::from) == Some(target))?;
+        let busy = holder.halted == Some(false) && holder.inbox_len.is_some_and(|len| len > 0);
+        let someone_idle = self
+            .cores
+            .iter()
+            .any(|core| core.core.map(u64::from) != Some(target) && core.idle_and_empty());
+        (busy && someone_idle).then_some((target, queued))
+    }
+
     /// The human report: a line per core that is not simply idle (halted
     /// with an empty inbox), a count of those that are, the notes, and a
     /// verdict line. (The JSON keeps every core.)
@@ -158,6 +187,11 @@ impl GuestExamination {
             let _ = write!(out, "  stealable pool: {queued} chunk(s) queued");
             if self.stranded_stealable().is_some() {
                 let _ = write!(out, " with every core halted  {STRANDED_STEALABLE}");
+            } else if let Some((holder, _)) = self.busy_search_holder() {
+                let _ = write!(
+                    out,
+                    "; core {holder}, chosen to search, is running with its inbox undrained while other cores halt idle  {SEARCH_HELD_BY_BUSY_CORE}"
+                );
             }
             out.push('\n');
         }
@@ -171,7 +205,16 @@ impl GuestExamination {
                 "  {queued} stealable chunk(s) stranded: every core is halted, none will take them"
             );
         }
-        if stuck.is_empty() && self.stranded_stealable().is_none() {
+        if let Some((holder, queued)) = self.busy_search_holder() {
+            let _ = writeln!(
+                out,
+                "  {queued} stealable chunk(s) wait for core {holder}: it holds the pool's search but is busy (not halted) and has not drained its search wake"
+            );
+        }
+        if stuck.is_empty()
+            && self.stranded_stealable().is_none()
+            && self.busy_search_holder().is_none()
+        {
             let _ = writeln!(
                 out,
                 "  no core is halted with work in its inbox (slow, or stuck elsewhere)"
@@ -254,7 +297,18 @@ pub fn examine(
             Ok(Ok(TableRead {
                 cores,
                 stealable_queued,
+                search_target,
             })) => {
+                examination.search_target = match search_target {
+                    None => None,
+                    Some(Ok(target)) => target,
+                    Some(Err(why)) => {
+                        examination
+                            .notes
+                            .push(format!("search target unreadable: {why}"));
+                        None
+                    }
+                };
                 examination.stealable_queued = match stealable_queued {
                     None => None,
                     Some(Ok(queued)) => Some(queued),
@@ -412,6 +466,47 @@ mod tests {
             report.contains("1 core(s) halted with work in their inbox: 1"),
             "{report}"
         );
+    }
+
+    #[test]
+    fn a_busy_core_holding_the_search_is_named() {
+        // Core 0 spins (the publisher), core 1 runs its pinned task with
+        // its search wake undrained, core 2 halts idle, 8 chunks queued.
+        let entries = [
+            entry(0, ProtocolState::Running, 0),
+            entry(1, ProtocolState::Running, 1),
+            entry(2, ProtocolState::Halted, 0),
+        ];
+        let vcpus = [vcpu(0, false), vcpu(1, false), vcpu(2, true)];
+        let mut notes = Vec::new();
+        let mut examination = GuestExamination {
+            cores: join_views(&vcpus, Some(&entries), &mut notes),
+            stealable_queued: Some(8),
+            search_target: Some(1),
+            ..GuestExamination::default()
+        };
+        assert_eq!(examination.busy_search_holder(), Some((1, 8)));
+        assert_eq!(examination.stranded_stealable(), None);
+        let report = examination.report();
+        assert!(report.contains(SEARCH_HELD_BY_BUSY_CORE), "{report}");
+        assert!(
+            report.contains("8 stealable chunk(s) wait for core 1"),
+            "{report}"
+        );
+        // The same with the holder halted (a lost search wake: the
+        // halted-with-work finding's), with its inbox drained (it looked),
+        // or with nobody idle to take the chunks: not this finding.
+        examination.cores[1].halted = Some(true);
+        assert_eq!(examination.busy_search_holder(), None);
+        examination.cores[1].halted = Some(false);
+        examination.cores[1].inbox_len = Some(0);
+        assert_eq!(examination.busy_search_holder(), None);
+        examination.cores[1].inbox_len = Some(1);
+        examination.cores[2].halted = Some(false);
+        assert_eq!(examination.busy_search_holder(), None);
+        examination.cores[2].halted = Some(true);
+        examination.search_target = Some(2);
+        assert_eq!(examination.busy_search_holder(), None);
     }
 
     #[test]

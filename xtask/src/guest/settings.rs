@@ -115,6 +115,9 @@ kernel_value! {
         /// core halted (its search wake dropped, its caller not helping):
         /// needs the stealing pool and at least 2 cores.
         StrandedSteal => StrandedSteal,
+        /// From round 10 on, the first waker on a core other than core 0
+        /// stops for good after its push: needs at least 3 cores.
+        StalledWaker => StalledWaker,
     }
 }
 

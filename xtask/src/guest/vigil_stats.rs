@@ -81,6 +81,36 @@ impl VigilStats {
             .map(|json| Self::from_json(json.trim_end()))
     }
 
+    /// Cores that were halted with work in their inbox when the kernel
+    /// took its final statistics, as `(core, items)`: work announced to a
+    /// core that sleeps on it, a lost wakeup the run survived because
+    /// another core did the work (a dropped search wake under the stealing
+    /// pool, whose caller runs every chunk itself). The host's finding when
+    /// the guest's watchdog is off and the run did not hang.
+    pub fn halted_with_work_at_end(&self) -> Vec<(u32, u64)> {
+        self.cores
+            .iter()
+            .filter(|core| core.halted_at_end == 1 && core.inbox_at_end > 0)
+            .map(|core| (core.core, core.inbox_at_end))
+            .collect()
+    }
+
+    /// `core 2 (1 item(s))`, ... for a report; `None` if no core was left
+    /// halted with work.
+    pub fn describe_halted_with_work_at_end(&self) -> Option<String> {
+        let cores = self.halted_with_work_at_end();
+        (!cores.is_empty()).then(|| {
+            let list: Vec<String> = cores
+                .iter()
+                .map(|(core, items)| format!("core {core} ({items} item(s))"))
+                .collect();
+            format!(
+                "the final statistics show work left in a halted core's inbox at the end of the run: {} (found by the host)",
+                list.join(", ")
+            )
+        })
+    }
+
     /// Sums of the counters over every core.
     pub fn totals(&self) -> StatsTotals {
         let mut totals = StatsTotals {

@@ -21,7 +21,7 @@ use crate::stress::shard::Shard;
 
 /// The first fork-join round `fault=stranded-steal` may strand, and the
 /// kernel's default Laplace grid side (`size=`): vigil-proto's.
-pub use vigil_proto::boot_params::{DEFAULT_GRID_SIZE, STRANDED_ROUND};
+pub use vigil_proto::boot_params::{DEFAULT_GRID_SIZE, STALLED_ROUND, STRANDED_ROUND};
 
 /// Default seconds without serial output before a guest counts as stuck.
 pub const DEFAULT_STALL_S: u64 = 60;
@@ -146,6 +146,21 @@ impl StressConfig {
             {
                 return Err(XtaskError::usage(format!(
                     "--fault stranded-steal strands a round from round {STRANDED_ROUND} on: --iterations must be at least {STRANDED_ROUND}"
+                )));
+            }
+        }
+        if self.fault == Some(IpiFault::StalledWaker) {
+            if self.scope.smp.iter().any(|&smp| smp < 3) {
+                return Err(XtaskError::usage(
+                    "--fault stalled-waker needs at least 3 cores (core 0, a waker and its target): leave 1 and 2 out of --smp",
+                ));
+            }
+            if self
+                .iterations
+                .is_some_and(|iterations| u64::from(iterations) < STALLED_ROUND)
+            {
+                return Err(XtaskError::usage(format!(
+                    "--fault stalled-waker stops a waker from round {STALLED_ROUND} on: --iterations must be at least {STALLED_ROUND}"
                 )));
             }
         }

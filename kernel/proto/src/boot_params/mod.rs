@@ -36,6 +36,6 @@ pub use ranges::{
 };
 pub use source::{FW_CFG_FILE, ParamSource, RAMDISK_FILE};
 pub use values::{
-    Backoff, Fault, Mode, OFF, POLICY_PARAMS, Pool, Release, STRANDED_ROUND, Switch, Watchdog,
-    Workload, backoff_value,
+    Backoff, Fault, Mode, OFF, POLICY_PARAMS, Pool, Release, STALLED_ROUND, STRANDED_ROUND, Switch,
+    Watchdog, Workload, backoff_value,
 };

@@ -221,7 +221,7 @@ fn bad_values_say_what_the_key_takes() {
             bad(
                 Key::Fault,
                 "sometimes",
-                "one of none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake|dropped-ipi|misdirected-ipi|miscounted-ipi|stranded-steal",
+                "one of none|panic|triple-fault|hang|page-fault|ap-stack-overflow|dropped-task-wake|dropped-ipi|misdirected-ipi|miscounted-ipi|stranded-steal|busy-searcher|stalled-waker",
             ),
         ),
         (

@@ -90,6 +90,20 @@ named_values! {
         /// stranded with every core halted, for the strand watch and the
         /// host to find.
         StrandedSteal => "stranded-steal",
+        /// `pool=steal`, the in-kernel test of stealable work beside a
+        /// busy core (`mode=test`): the first core other than core 0 that
+        /// runs pinned work while registered idle stays registered (it
+        /// never leaves the idle set nor hands a search on): a publisher
+        /// then makes it the searcher while it is busy, and the search
+        /// waits for its pinned work, for the held-search watch and the
+        /// host to find.
+        BusySearcher => "busy-searcher",
+        /// From fork-join round [`STALLED_ROUND`] on, the first waker on a
+        /// core other than core 0 stops for good after its push, before its
+        /// notify finishes (interrupts off, spinning): its target sleeps on
+        /// the item with a waker forever mid-notify, which gates every
+        /// lost-wakeup check, for the stalled-waker watch to find.
+        StalledWaker => "stalled-waker",
     }
 }
 
@@ -118,6 +132,12 @@ impl Fault {
             Self::StrandedSteal => {
                 "stealable pool: in the first round from 10 on published with every other core idle, the search wake is dropped and the caller does not help (for the strand watch)"
             }
+            Self::BusySearcher => {
+                "stealable pool, 3+ cores, for the in-kernel test stealable_work_runs_beside_a_busy_core: the first core other than core 0 to run pinned work skips the work-conserving rule (no busy mark, no hand-on), so it can hold the search while busy (for the held-search watch)"
+            }
+            Self::StalledWaker => {
+                "3+ cores: from round 10, the first waker on a core other than core 0 stops for ever after its push (for the stalled-waker watch)"
+            }
         }
     }
 }
@@ -125,6 +145,10 @@ impl Fault {
 /// The first fork-join round in which [`Fault::StrandedSteal`] may strand a
 /// round: a run needs at least this many `iterations=` for it to fire.
 pub const STRANDED_ROUND: u64 = 10;
+
+/// The first fork-join round in which [`Fault::StalledWaker`] stops a
+/// waker.
+pub const STALLED_ROUND: u64 = 10;
 
 named_values! {
     /// The workload run in [`Mode::Run`] (`workload=`).

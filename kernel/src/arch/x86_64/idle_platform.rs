@@ -19,9 +19,24 @@
 use super::interrupt_vectors::{COUNTS, WAKE_VECTOR};
 use super::{halt, lapic, tsc};
 use crate::sched::wake_ipi;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 use vigil_wake::{InterruptCounts, Platform, Resume};
 use x86_64::instructions::interrupts;
+
+/// Per core: inside its `sti; hlt` (set before it, cleared after). What
+/// the final statistics report as `halted_at_end`: the protocol state
+/// cannot say it, because a waker that claimed a halted core wrote
+/// `Running` into it, and under `fault=dropped-ipi` that core then sleeps
+/// in its `hlt` with its state `Running`. Relaxed: only this core writes
+/// it, and the one reader (the statistics at the end of a run) takes it as
+/// a snapshot.
+static IN_HLT: [AtomicBool; super::interrupt_vectors::MAX_CORES] =
+    [const { AtomicBool::new(false) }; super::interrupt_vectors::MAX_CORES];
+
+/// Whether core `core` is inside its `sti; hlt` now (a snapshot).
+pub fn in_hlt(core: usize) -> bool {
+    IN_HLT[core].load(Ordering::Relaxed)
+}
 
 /// The platform as seen from core `core` (a plain index: only that core
 /// may use it for the halt, the counts and the timer).
@@ -45,8 +60,10 @@ impl Platform for X86Platform {
 
     #[inline]
     fn sleep(&self) -> Resume {
+        IN_HLT[self.core].store(true, Ordering::Relaxed);
         halt::enable_interrupts_and_halt();
         interrupts::disable();
+        IN_HLT[self.core].store(false, Ordering::Relaxed);
         Resume::Interrupted
     }
 
