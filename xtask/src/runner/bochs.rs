@@ -315,11 +315,47 @@ pub fn bochsrc(
     )
 }
 
-/// Boots `bios_image` (which must carry its parameters) under Bochs.
+/// Times xtask starts Bochs before giving up when it exits at once with
+/// no output (`xvfb-run -a` can lose the race for a display number to
+/// another X server starting at the same moment).
+const START_ATTEMPTS: u32 = 3;
+
+/// Boots `bios_image` (which must carry its parameters) under Bochs. A
+/// Bochs that ends without printing anything and with a failure status
+/// (it never started the guest) is started again, up to
+/// [`START_ATTEMPTS`] times, then an error naming what it said.
 pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
     if let Some(why) = missing() {
         return Err(XtaskError::usage(why));
     }
+    let mut attempt = 1;
+    loop {
+        match boot_once(config, bios_image)? {
+            Boot::Ran(outcome) => return Ok(outcome),
+            Boot::DidNotStart(why) if attempt < START_ATTEMPTS => {
+                eprintln!("xtask: Bochs did not start ({why}); starting it again");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            Boot::DidNotStart(why) => {
+                return Err(XtaskError::failed(format!(
+                    "Bochs did not start in {START_ATTEMPTS} attempts: {why}"
+                )));
+            }
+        }
+    }
+}
+
+/// One start of Bochs.
+enum Boot {
+    /// The guest ran (whatever it printed).
+    Ran(BochsOutcome),
+    /// Bochs (or xvfb-run) failed before the guest printed anything: what
+    /// it said on stderr.
+    DidNotStart(String),
+}
+
+fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     let scratch = tempfile::tempdir()
         .map_err(|err| XtaskError::failed(format!("creating a scratch directory: {err}")))?;
     let dir = scratch.path();
@@ -346,6 +382,9 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
     write(&serial_path, "")?;
     write(&commands, "continue\n")?;
 
+    let stderr_path = dir.join("xvfb-run.stderr");
+    let stderr = fs::File::create(&stderr_path)
+        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", stderr_path.display())))?;
     let mut command = Command::new("xvfb-run");
     command
         .args(["-a", "bochs", "-q", "-f"])
@@ -355,7 +394,7 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         // Its own process group: xvfb-run starts Xvfb and Bochs, and a
         // timeout kills all three.
         .process_group(0);
@@ -378,11 +417,12 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
     let mut stalled = false;
     let mut timed_out = false;
     let mut killed = false;
+    let mut status;
     loop {
-        let exited = child
+        status = child
             .try_wait()
-            .map_err(|err| XtaskError::failed(format!("waiting for Bochs: {err}")))?
-            .is_some();
+            .map_err(|err| XtaskError::failed(format!("waiting for Bochs: {err}")))?;
+        let exited = status.is_some();
         let fresh = read_new(&mut serial_file, &mut serial);
         if !fresh.is_empty() {
             last_output = Instant::now();
@@ -425,10 +465,20 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
         }
         let _ = std::io::stdout().flush();
     }
+    if serial.is_empty() && !killed && status.is_some_and(|status| !status.success()) {
+        let said = fs::read_to_string(&stderr_path).unwrap_or_default();
+        let last = said.lines().rev().find(|line| !line.trim().is_empty());
+        return Ok(Boot::DidNotStart(format!(
+            "{}{}",
+            status.map_or_else(String::new, |status| status.to_string()),
+            last.map(|line| format!(": {}", line.trim()))
+                .unwrap_or_default()
+        )));
+    }
     let text = String::from_utf8_lossy(&serial).into_owned();
     let exit = exit_line(&text);
     let no_power_off = verdict_seen && !timed_out && killed;
-    Ok(BochsOutcome {
+    Ok(Boot::Ran(BochsOutcome {
         no_power_off,
         checksum_checks: laplace_check::check_serial(&text),
         serial: text,
@@ -438,7 +488,7 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
         stalled,
         elapsed,
         bochsrc: rc_text,
-    })
+    }))
 }
 
 /// The kernel's verdict, from its exit line.
