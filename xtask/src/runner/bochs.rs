@@ -559,6 +559,58 @@ mod tests {
     }
 
     #[test]
+    fn a_bochs_boot_classes_as_a_qemu_boot_with_the_same_verdict() {
+        use crate::campaign::boot_spec::BootSpec;
+        use crate::campaign::run_class::{RunClass, classify};
+        use crate::guest::run_output::LostWakeups;
+        let serial = "[c1] LOST WAKEUP on core 1: x\n[c0] vigil: FAILED: 1 lost wakeup(s) detected by the watchdog\n[c0] vigil: exit 0x11 (check failed)\n";
+        let config = BochsConfig {
+            stall_s: Some(30),
+            ..BochsConfig::new(4, 600)
+        };
+        let outcome = |exit, stalled, timed_out| BochsOutcome {
+            serial: serial.to_string(),
+            serial_bytes: serial.as_bytes().to_vec(),
+            exit,
+            timed_out,
+            stalled,
+            no_power_off: false,
+            elapsed: Duration::ZERO,
+            checksum_checks: Vec::new(),
+            bochsrc: String::new(),
+        };
+        let spec = BootSpec::new(
+            &crate::runner::kernel_build::BuildConfig::default(),
+            4,
+            crate::runner::platform::Apic::Xapic,
+            Vec::new(),
+            600,
+            false,
+        );
+        let class = |bochs: &BochsOutcome| {
+            let run = bochs.run_outcome(&config, command_line().to_string());
+            classify(&run, &LostWakeups::parse(&run.serial), &spec)
+        };
+        let lost = outcome(Some(ExitCode::CheckFailed), false, false);
+        assert_eq!(
+            lost.run_outcome(&config, String::new()).exit,
+            QemuExit::Status(35)
+        );
+        assert_eq!(class(&lost), RunClass::LostWakeups);
+        let stalled = outcome(None, true, false);
+        assert_eq!(
+            stalled.run_outcome(&config, String::new()).exit,
+            QemuExit::Stalled { stall_s: 30 }
+        );
+        assert_eq!(class(&stalled), RunClass::Stuck);
+        let timed_out = BochsOutcome {
+            serial: String::new(),
+            ..outcome(None, false, true)
+        };
+        assert_eq!(class(&timed_out), RunClass::TimedOut);
+    }
+
+    #[test]
     fn settings_parse_in_range() {
         assert_eq!(parse_ips("50000000"), Ok(50_000_000));
         assert!(parse_ips("10").unwrap_err().contains("--bochs-ips"));
