@@ -103,18 +103,27 @@ fn a_recorded_lost_wakeup_replays_byte_for_byte() {
         "{}",
         replayed.outcome.serial
     );
-    // An edited recording: the replay names the edited line.
-    let lines: Vec<&str> = record.serial.lines().collect();
+    // An edited recording: the replay names the edited line (lines end
+    // in "\r\n" on the serial port; the edit keeps every other byte).
+    let lines: Vec<&str> = record.serial.split_inclusive('\n').collect();
     let edited_line = lines.len() / 2;
-    let mut edited: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
-    edited[edited_line].push('!');
-    let edited = edited.join("\n") + "\n";
+    let edited: String = lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            if index == edited_line {
+                format!("!{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
     let difference = first_difference(edited.as_bytes(), &replayed.outcome.serial_bytes)
         .expect("an edited recording differs");
     assert_eq!(difference.line, edited_line + 1, "{difference}");
     assert_eq!(
         difference.replayed.as_deref(),
-        Some(lines[edited_line]),
+        Some(lines[edited_line].trim_end_matches('\n')),
         "{difference}"
     );
 }
