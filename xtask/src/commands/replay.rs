@@ -47,7 +47,7 @@ fn report(recorded: &str, replayed: &Replayed) -> Result<()> {
     match &replayed.difference {
         None => {
             let scope = if replayed.compared_prefix_only {
-                " (the boot was cut at its time limit: compared up to the shorter output)"
+                " (the host cut the boot at a wall-clock limit, its timeout or stall limit: compared up to the shorter output)"
             } else {
                 ""
             };

@@ -125,8 +125,9 @@ pub struct Replayed {
     /// Where its serial output first differs from the recording (`None`:
     /// the same bytes).
     pub difference: Option<FirstDifference>,
-    /// The recorded boot was cut at a wall-clock limit (timed out), so
-    /// only the output both have was compared.
+    /// The recorded or the replayed boot was cut at a wall-clock limit
+    /// (timed out, or stuck at the stall limit), so only the output both
+    /// have was compared.
     pub compared_prefix_only: bool,
     /// The FNV-1a of the replayed bytes.
     pub serial_fnv1a: String,
@@ -152,7 +153,11 @@ pub fn replay(recording: &Recording, kernel: &KernelArtifacts, echo: bool) -> Re
     let image = bios_image_with_params(kernel, &spec.params)?;
     let outcome = bochs::run(&config, &image)?;
     let record = &recording.run.record;
-    let compared_prefix_only = record.class == RunClass::TimedOut || outcome.timed_out;
+    // A boot killed by the host's wall-clock limits (the timeout, or the
+    // stall limit: no output for so many seconds of the host's time) ends
+    // where the host's speed put it.
+    let cut = |class: RunClass| matches!(class, RunClass::TimedOut | RunClass::Stuck);
+    let compared_prefix_only = cut(record.class) || outcome.timed_out || outcome.stalled;
     let recorded = record.serial.as_bytes();
     let compare = if compared_prefix_only {
         first_difference_in_common_prefix
