@@ -135,8 +135,8 @@ pub struct BochsConfig {
     pub smp: u32,
     /// Kill Bochs after this long.
     pub timeout_s: u64,
-    /// Kill Bochs when the guest prints nothing for this long (`None`:
-    /// only the timeout).
+    /// Kill Bochs when the guest, once it has printed, prints nothing for
+    /// this long (`None`: only the timeout).
     pub stall_s: Option<u64>,
     /// Print the serial port as it comes.
     pub echo: bool,
@@ -439,9 +439,14 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
             verdict_seen = true;
             deadline = deadline.min(Instant::now() + POWER_OFF_GRACE);
         }
-        let silent = config
-            .stall_s
-            .is_some_and(|stall_s| last_output.elapsed() >= Duration::from_secs(stall_s));
+        // The stall clock starts at the kernel's first line: before it,
+        // the BIOS and the bootloader read the kernel through the disk
+        // (over a minute at 8 cores on a loaded host, printing nothing),
+        // which only the timeout bounds.
+        let silent = !serial.is_empty()
+            && config
+                .stall_s
+                .is_some_and(|stall_s| last_output.elapsed() >= Duration::from_secs(stall_s));
         if Instant::now() >= deadline || (silent && !verdict_seen) {
             stalled = silent && !verdict_seen && Instant::now() < deadline;
             timed_out = !verdict_seen && !stalled;
