@@ -594,10 +594,7 @@ mod tests {
         assert_eq!(handed, Some(2), "the search is handed on, not held");
         assert_eq!(pool.snapshot().searching, 1);
         searchers[2].search_wake_drained();
-        assert_eq!(
-            pool.take(&mut searchers[2], |_| panic!("nothing left")),
-            Some(10)
-        );
+        assert_eq!(pool.take(&mut searchers[2], |_| panic!("nothing left")), Some(10));
         assert_eq!(pool.snapshot().searching, 0);
     }
 
