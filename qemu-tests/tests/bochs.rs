@@ -22,15 +22,8 @@ fn boot_under_bochs(smp: u32, params: &[&str]) -> bochs::BochsOutcome {
     let params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
     let kernel = build_kernel_with_params(&BuildConfig::default(), &params)
         .unwrap_or_else(|err| panic!("kernel build failed: {err}"));
-    bochs::run(
-        &BochsConfig {
-            smp,
-            timeout_s: BOCHS_TIMEOUT_S,
-            echo: false,
-        },
-        &kernel.bios_image,
-    )
-    .unwrap_or_else(|err| panic!("Bochs could not run: {err}"))
+    bochs::run(&BochsConfig::new(smp, BOCHS_TIMEOUT_S), &kernel.bios_image)
+        .unwrap_or_else(|err| panic!("Bochs could not run: {err}"))
 }
 
 #[test]

@@ -47,6 +47,68 @@ pub enum Command {
     /// Regenerate the parts of docs/harness.md taken from the code (every
     /// subcommand's help, the kernel-parameter and fault tables).
     Docs(DocsArgs),
+    /// Boot a recorded Bochs boot again (from a `stress --emulator bochs
+    /// --json` file) and fail if its serial output differs in any byte.
+    Replay(ReplayArgs),
+}
+
+/// The Bochs settings a boot is determined by, besides the image and the
+/// core count (`--emulator bochs` only; defaults in
+/// [`crate::runner::bochs::BochsSettings`]).
+#[derive(Debug, Clone, Default, Args)]
+pub struct BochsArgs {
+    /// Under Bochs: emulated instructions per emulated second (`cpu:
+    /// ips=`; default 50000000).
+    #[arg(long, value_name = "IPS", value_parser = crate::runner::bochs::parse_ips)]
+    pub bochs_ips: Option<u64>,
+    /// Under Bochs: instructions a CPU runs before the next one's turn
+    /// (`cpu: quantum=`, 1..=32; default 16).
+    #[arg(long, value_name = "Q", value_parser = crate::runner::bochs::parse_quantum)]
+    pub bochs_quantum: Option<u32>,
+    /// Under Bochs: the CMOS clock's start, seconds since 1970 (`clock:
+    /// time0=`; default 946684800, 2000-01-01).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::runner::bochs::parse_time0)]
+    pub bochs_time0: Option<u64>,
+}
+
+impl BochsArgs {
+    /// The settings asked for, defaults for the rest.
+    pub fn settings(&self) -> crate::runner::bochs::BochsSettings {
+        let defaults = crate::runner::bochs::BochsSettings::default();
+        crate::runner::bochs::BochsSettings {
+            ips: self.bochs_ips.unwrap_or(defaults.ips),
+            quantum: self.bochs_quantum.unwrap_or(defaults.quantum),
+            time0: self.bochs_time0.unwrap_or(defaults.time0),
+        }
+    }
+
+    /// A usage error when a Bochs setting is given for another emulator.
+    pub fn check_emulator(&self, emulator: Emulator) -> crate::error::Result<()> {
+        let given =
+            self.bochs_ips.is_some() || self.bochs_quantum.is_some() || self.bochs_time0.is_some();
+        if given && emulator != Emulator::Bochs {
+            return Err(XtaskError::usage(
+                "--bochs-ips, --bochs-quantum and --bochs-time0 are Bochs settings: they need --emulator bochs",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Options of `cargo xtask replay`.
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// A `cargo xtask stress --emulator bochs --json` file.
+    #[arg(value_name = "FILE.json")]
+    pub file: PathBuf,
+    /// Which boot: its `order` in the file (its place in the campaign, as
+    /// a failure's `replay:` line names it). Default: the first boot that
+    /// did not pass, or the only one.
+    #[arg(long, value_name = "N")]
+    pub run: Option<u64>,
+    /// Print the replayed serial output as it comes.
+    #[arg(long)]
+    pub echo: bool,
 }
 
 /// Options shared by everything that builds the kernel.
@@ -102,6 +164,9 @@ pub struct RunArgs {
     /// parameters go into the image).
     #[arg(long, value_enum, default_value_t = Emulator::Qemu)]
     pub emulator: Emulator,
+    /// Bochs's settings (with `--emulator bochs`).
+    #[command(flatten)]
+    pub bochs: BochsArgs,
     /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
     /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
     /// x2APIC when the CPU offers it and says which in its boot line.
@@ -189,6 +254,14 @@ pub struct StressArgs {
     /// `--json` files with `stress merge`.
     #[arg(long, value_name = "K/N", value_parser = crate::stress::shard::parse_shard)]
     pub shard: Option<crate::stress::shard::Shard>,
+    /// What boots the images: `qemu`, or `bochs` (deterministic: every
+    /// boot is recorded for `cargo xtask replay`; xAPIC, at most 64 cores,
+    /// no --ipi-oracle).
+    #[arg(long, value_enum, default_value_t = Emulator::Qemu)]
+    pub emulator: Emulator,
+    /// Bochs's settings (with `--emulator bochs`).
+    #[command(flatten)]
+    pub bochs: BochsArgs,
     /// The CPU's local APIC interface: `xapic` (MMIO, TCG's baseline) or
     /// `x2apic` (`-cpu qemu64,+x2apic`, QEMU 10 or later); the kernel uses
     /// x2APIC when the CPU offers it and says which in its boot line.
@@ -286,6 +359,7 @@ pub fn main() -> ExitCode {
         Command::Bench(bench) => commands::bench::run(&bench),
         Command::Mutants(mutants) => commands::mutants::run(&mutants),
         Command::Docs(docs) => commands::docs::run(&docs),
+        Command::Replay(replay) => commands::replay::run(&replay),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

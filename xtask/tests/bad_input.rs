@@ -75,6 +75,50 @@ fn bochs_options_it_cannot_honour() {
 }
 
 #[test]
+fn bochs_settings_need_bochs_and_a_range() {
+    assert_usage_error(
+        &["run", "--bochs-quantum", "5"],
+        "they need --emulator bochs",
+    );
+    assert_usage_error(
+        &["stress", "--bochs-ips", "50000000"],
+        "they need --emulator bochs",
+    );
+    assert_usage_error(
+        &["run", "--emulator", "bochs", "--bochs-quantum", "0"],
+        "--bochs-quantum must be in 1..=32",
+    );
+    assert_usage_error(
+        &["run", "--emulator", "bochs", "--bochs-time0", "local"],
+        "not a whole number",
+    );
+    assert_usage_error(
+        &["stress", "--emulator", "bochs", "--ipi-oracle"],
+        "not available under Bochs",
+    );
+}
+
+#[test]
+fn replay_needs_a_bochs_recording() {
+    assert_usage_error(&["replay"], "FILE.json");
+    assert_usage_error(
+        &["replay", "/nonexistent/stress.json"],
+        "reading /nonexistent/stress.json",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let not_stress = dir.path().join("other.json");
+    std::fs::write(&not_stress, "{\"runs\": 3}").unwrap();
+    assert_usage_error(
+        &["replay", not_stress.to_str().unwrap()],
+        "is not a stress --json file",
+    );
+    assert_usage_error(
+        &["replay", "recording.json", "--run", "first"],
+        "invalid value 'first'",
+    );
+}
+
+#[test]
 fn zero_timeout() {
     assert_usage_error(&["run", "--timeout-s", "0"], "out of range");
 }
@@ -107,7 +151,7 @@ fn help_lists_the_subcommands() {
     let output = xtask(&["--help"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0));
-    for subcommand in ["build", "run", "test", "stress"] {
+    for subcommand in ["build", "run", "test", "stress", "replay"] {
         assert!(stdout.contains(subcommand), "{stdout}");
     }
 }

@@ -12,7 +12,10 @@ use crate::error::Result;
 use crate::guest::laplace_check::ChecksumCheck;
 use crate::guest::run_output::{GridResult, LostWakeups};
 use crate::guest::vigil_stats::VigilStats;
-use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::bochs;
+use crate::runner::kernel_build::{
+    KernelArtifacts, bios_image_with_params, fnv1a_64, image_elf_fingerprint,
+};
 use crate::runner::qemu::{self, LineMark, RunOutcome};
 
 /// One boot, done.
@@ -48,13 +51,45 @@ pub struct BootRecord {
     pub serial: String,
     /// Everything QEMU printed to stderr.
     pub qemu_stderr: String,
+    /// Under Bochs: the FNV-1a hash of the serial port's exact bytes
+    /// (`serial` is their lossy UTF-8), `0x` and 16 hex digits.
+    #[serde(default)]
+    pub serial_fnv1a: Option<String>,
+    /// Under Bochs: the serial port's length in bytes.
+    #[serde(default)]
+    pub serial_bytes: Option<usize>,
+    /// Under Bochs: the FNV-1a hash of the kernel ELF the image carried
+    /// (a replay on another build says so).
+    #[serde(default)]
+    pub kernel_fingerprint: Option<String>,
+    /// Under Bochs: the `bochsrc` it ran with.
+    #[serde(default)]
+    pub bochsrc: Option<String>,
+}
+
+/// The FNV-1a hash of a serial output's bytes, as a record keeps it.
+pub fn serial_fingerprint(bytes: &[u8]) -> String {
+    format!("{:#018x}", fnv1a_64(bytes))
 }
 
 impl BootRecord {
     /// Boots `spec` on `kernel` and classifies what happened. Errors are
     /// the runner's: QEMU could not be run at all.
     pub fn boot(spec: &BootSpec, kernel: &KernelArtifacts) -> Result<Self> {
-        Ok(Self::of(spec, qemu::run(&spec.run_config(), kernel)?))
+        let Some(config) = spec.bochs_config() else {
+            return Ok(Self::of(spec, qemu::run(&spec.run_config(), kernel)?));
+        };
+        let image = bios_image_with_params(kernel, &spec.params)?;
+        let outcome = bochs::run(&config, &image)?;
+        let mut record = Self::of(
+            spec,
+            outcome.run_outcome(&config, bochs::command_line().to_string()),
+        );
+        record.serial_fnv1a = Some(serial_fingerprint(&outcome.serial_bytes));
+        record.serial_bytes = Some(outcome.serial_bytes.len());
+        record.kernel_fingerprint = Some(image_elf_fingerprint(kernel)?);
+        record.bochsrc = Some(outcome.bochsrc);
+        Ok(record)
     }
 
     /// The record of `outcome`, a boot of `spec`.
@@ -82,6 +117,10 @@ impl BootRecord {
             qemu_command: outcome.command_line,
             serial: outcome.serial,
             qemu_stderr: outcome.qemu_stderr,
+            serial_fnv1a: None,
+            serial_bytes: None,
+            kernel_fingerprint: None,
+            bochsrc: None,
         }
     }
 
@@ -104,6 +143,10 @@ impl BootRecord {
             qemu_command: String::new(),
             serial: String::new(),
             qemu_stderr: String::new(),
+            serial_fnv1a: None,
+            serial_bytes: None,
+            kernel_fingerprint: None,
+            bochsrc: None,
         }
     }
 

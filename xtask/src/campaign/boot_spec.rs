@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::reproduce::reproduce_command;
+use crate::runner::bochs::{BochsConfig, BochsSettings};
 use crate::runner::kernel_build::BuildConfig;
 use crate::runner::platform::Apic;
 use crate::runner::qemu::RunConfig;
@@ -38,6 +39,10 @@ pub struct BootSpec {
     /// Serial lines the boot must print to pass, each timed (with QEMU's
     /// CPU time) where it appears.
     pub marks: Vec<String>,
+    /// Booted under Bochs with these settings (deterministic: `cargo
+    /// xtask replay` boots it again and compares), or under QEMU (`None`).
+    #[serde(default)]
+    pub bochs: Option<BochsSettings>,
     /// The command that replays this boot.
     pub reproduce: String,
 }
@@ -63,6 +68,7 @@ impl BootSpec {
                 apic,
                 timeout_in_reproduce.then_some(timeout_s),
                 &params,
+                None,
             ),
             smp,
             apic,
@@ -73,7 +79,34 @@ impl BootSpec {
             with_ipi_oracle: false,
             expect_result: true,
             marks: Vec::new(),
+            bochs: None,
         }
+    }
+
+    /// The same boot under Bochs with `settings` (its reproduce command
+    /// names them; no time limit in it).
+    pub fn under_bochs(self, build: &BuildConfig, settings: BochsSettings) -> Self {
+        Self {
+            reproduce: reproduce_command(
+                build,
+                self.smp,
+                self.apic,
+                None,
+                &self.params,
+                Some(&settings),
+            ),
+            bochs: Some(settings),
+            ..self
+        }
+    }
+
+    /// The Bochs runner's configuration for it (`None` for a QEMU boot).
+    pub fn bochs_config(&self) -> Option<BochsConfig> {
+        Some(BochsConfig {
+            stall_s: self.stall_s,
+            settings: self.bochs?,
+            ..BochsConfig::new(self.smp, self.timeout_s)
+        })
     }
 
     /// The runner's configuration for it (QEMU's default machine, pc, on

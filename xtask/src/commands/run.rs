@@ -5,7 +5,7 @@ use crate::cli::RunArgs;
 use crate::error::{Result, XtaskError};
 use crate::runner::bochs::{self, BochsConfig};
 use crate::runner::install::ensure_qemu;
-use crate::runner::kernel_build::{build_kernel, build_kernel_with_params};
+use crate::runner::kernel_build::{bios_image_with_params, build_kernel};
 use crate::runner::platform::{Apic, Emulator, Machine};
 use crate::runner::qemu::{self, RunConfig};
 use crate::runner::qemu_command::GDB_PORT;
@@ -13,6 +13,7 @@ use crate::runner::qemu_command::GDB_PORT;
 /// Runs one boot; the verdict line (`vigil: ok (...)` or
 /// `vigil: FAILED (...)`) is the last thing printed.
 pub fn run(args: &RunArgs) -> Result<()> {
+    args.bochs.check_emulator(args.emulator)?;
     if args.emulator == Emulator::Bochs {
         return run_bochs(args);
     }
@@ -99,15 +100,26 @@ fn run_bochs(args: &RunArgs) -> Result<()> {
     if let Some(why) = bochs::missing() {
         return Err(XtaskError::usage(why));
     }
-    let kernel = build_kernel_with_params(&args.build.build_config(), &args.params)?;
+    let kernel = build_kernel(&args.build.build_config())?;
+    let image = bios_image_with_params(&kernel, &args.params)?;
+    let settings = args.bochs.settings();
+    eprintln!(
+        "xtask: Bochs settings (they and the image determine the boot): ips={}, quantum={}, time0={}, clock sync=none",
+        settings.ips, settings.quantum, settings.time0
+    );
     let outcome = bochs::run(
         &BochsConfig {
-            smp: args.smp,
-            timeout_s: args.timeout_s,
             echo: true,
+            settings,
+            ..BochsConfig::new(args.smp, args.timeout_s)
         },
-        &kernel.bios_image,
+        &image,
     )?;
+    eprintln!(
+        "xtask: serial output: {} bytes, FNV-1a {}",
+        outcome.serial_bytes.len(),
+        crate::campaign::boot_record::serial_fingerprint(&outcome.serial_bytes)
+    );
     eprintln!(
         "xtask: Bochs ran for {:.1} s",
         outcome.elapsed.as_secs_f64()

@@ -14,6 +14,7 @@ use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
 use crate::runner::install::ensure_qemu;
 use crate::runner::kernel_build::build_kernel;
+use crate::runner::platform::Emulator;
 use crate::stress::report::{self as stress_report, StressJson};
 use crate::stress::runner::{StressConfig, StressRun, default_jobs, run_stress};
 use crate::stress::shard::{merge, read_stress_file};
@@ -55,6 +56,7 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
             apic: args.apic,
             ..defaults.scope.clone()
         },
+        bochs: (args.emulator == Emulator::Bochs).then(|| args.bochs.settings()),
         ..defaults
     }
 }
@@ -67,17 +69,33 @@ pub fn run(args: &StressArgs) -> Result<()> {
         return run_merge(merge);
     }
     check_shard_seed(args)?;
+    args.bochs.check_emulator(args.emulator)?;
     let config = config_from_args(args);
     config.validate()?;
-    ensure_qemu(false)?;
+    if config.bochs.is_some() {
+        if let Some(why) = crate::runner::bochs::missing() {
+            return Err(XtaskError::usage(why));
+        }
+    } else {
+        ensure_qemu(false)?;
+    }
     let kernel = build_kernel(&config.build)?;
     let total = config.plan().len() as u64;
     let shard = config
         .shard
         .map(|shard| format!(", shard {shard} of the campaign"))
         .unwrap_or_default();
+    let emulator = config
+        .bochs
+        .map(|settings| {
+            format!(
+                " under Bochs (ips={}, quantum={}, time0={}, clock sync=none: each boot replays exactly)",
+                settings.ips, settings.quantum, settings.time0
+            )
+        })
+        .unwrap_or_default();
     println!(
-        "stress: {total} boots ({} per core count at {:?} cores{shard}), {} at a time, policy {}, base seed {} (replay the campaign with --seed {})",
+        "stress: {total} boots ({} per core count at {:?} cores{shard}){emulator}, {} at a time, policy {}, base seed {} (replay the campaign with --seed {})",
         config.scope.runs,
         config.scope.smp,
         config.jobs,
@@ -93,7 +111,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
         if !run.record.class.is_pass() {
             failed += 1;
         }
-        bar.suspend(|| print_run(run, config.scope.runs));
+        bar.suspend(|| print_run(run, config.scope.runs, args.json.as_deref()));
         bar.inc(1);
         bar.set_message(format!("({failed} failed)"));
     })?;
@@ -181,7 +199,7 @@ fn report(
     }
 }
 
-fn print_run(run: &StressRun, runs_per_smp: u32) {
+fn print_run(run: &StressRun, runs_per_smp: u32, json: Option<&Path>) {
     if run.record.class == RunClass::Passed {
         let laplace = run
             .record
@@ -198,5 +216,12 @@ fn print_run(run: &StressRun, runs_per_smp: u32) {
         );
     } else {
         print!("{}", stress_report::failure_block(run, runs_per_smp));
+        if let (Some(json), Some(_)) = (json, run.planned.boot.bochs) {
+            println!(
+                "  replay: cargo xtask replay {} --run {}",
+                json.display(),
+                run.planned.order
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@ pub mod laplace_check;
 pub mod laplace_reference;
 pub mod pool_line;
 pub mod run_output;
+pub mod serial_diff;
 pub mod settings;
 pub mod test_output;
 pub mod verdict;

@@ -9,6 +9,15 @@
 //! Debian's Bochs needs an X display for the bootloader's VESA mode (run
 //! under `xvfb-run`) and is built with its debugger, which waits for a
 //! command at start: `-rc` feeds it `continue`.
+//!
+//! A Bochs boot is deterministic: with `clock: sync=none` the emulated
+//! clock advances with the instructions executed (`ips` per emulated
+//! second), never with the host's, CPUs take turns every `quantum`
+//! instructions, and `time0` fixes the CMOS clock's start, so the same
+//! image, core count and [`BochsSettings`] print the same serial output
+//! byte for byte, however loaded the host. The settings are recorded with
+//! every boot (and carried by its reproduce command): `cargo xtask
+//! replay` boots it again and compares.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -17,12 +26,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use vigil_proto::exit_code::{ExitCode, ExitLine};
 
 use crate::error::{Result, XtaskError};
 use crate::guest::laplace_check::{self, ChecksumCheck};
 use crate::guest::test_output::strip_core_prefix;
+use crate::guest::verdict::{QemuExit, Verdict};
 use crate::runner::install::find_in_path;
+use crate::runner::qemu::RunOutcome;
 
 /// Debian packages a Bochs boot needs, with the binary each provides.
 pub const BOCHS_PACKAGES: [(&str, &str); 2] = [("bochs", "bochs"), ("xvfb", "xvfb-run")];
@@ -36,6 +48,86 @@ pub const POWER_OFF_GRACE: Duration = Duration::from_secs(20);
 /// Every package to install for a Bochs boot.
 pub const BOCHS_INSTALL: &str = "bochs bochsbios vgabios bochs-x xvfb";
 
+/// The emulator settings that, with the image and the core count,
+/// determine a Bochs boot's every instruction (the `bochsrc` always has
+/// `clock: sync=none`: emulated time follows the instruction count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BochsSettings {
+    /// Emulated instructions per emulated second (`cpu: ips=`): how far
+    /// the guest's timers run per instruction.
+    pub ips: u64,
+    /// Instructions one CPU runs before the next one's turn (`cpu:
+    /// quantum=`, Bochs's default 16).
+    pub quantum: u32,
+    /// The CMOS clock's start, seconds since 1970 (`clock: time0=`;
+    /// `local` would make a boot depend on the date).
+    pub time0: u64,
+}
+
+/// 2000-01-01T00:00:00Z.
+pub const DEFAULT_TIME0: u64 = 946_684_800;
+
+impl Default for BochsSettings {
+    fn default() -> Self {
+        Self {
+            ips: 50_000_000,
+            quantum: 16,
+            time0: DEFAULT_TIME0,
+        }
+    }
+}
+
+impl BochsSettings {
+    /// The command-line options that select these settings (for reproduce
+    /// commands; every one is named, so a changed default cannot change
+    /// the replay).
+    pub fn options(&self) -> Vec<String> {
+        vec![
+            "--bochs-ips".to_string(),
+            self.ips.to_string(),
+            "--bochs-quantum".to_string(),
+            self.quantum.to_string(),
+            "--bochs-time0".to_string(),
+            self.time0.to_string(),
+        ]
+    }
+}
+
+/// Parses `--bochs-ips`: 1 000 000 to 4 000 000 000.
+pub fn parse_ips(text: &str) -> std::result::Result<u64, String> {
+    parse_in(text, 1_000_000..=4_000_000_000, "--bochs-ips")
+}
+
+/// Parses `--bochs-quantum`: 1 to 32 (Bochs's limit).
+pub fn parse_quantum(text: &str) -> std::result::Result<u32, String> {
+    parse_in(text, 1..=32, "--bochs-quantum").map(|quantum| quantum as u32)
+}
+
+/// Parses `--bochs-time0`: seconds since 1970, up to 2100.
+pub fn parse_time0(text: &str) -> std::result::Result<u64, String> {
+    parse_in(text, 0..=4_102_444_800, "--bochs-time0")
+}
+
+fn parse_in(
+    text: &str,
+    range: std::ops::RangeInclusive<u64>,
+    option: &str,
+) -> std::result::Result<u64, String> {
+    let value: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number ({option})"))?;
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{value} is out of range: {option} must be in {}..={}",
+            range.start(),
+            range.end()
+        ))
+    }
+}
+
 /// One Bochs boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BochsConfig {
@@ -43,19 +135,43 @@ pub struct BochsConfig {
     pub smp: u32,
     /// Kill Bochs after this long.
     pub timeout_s: u64,
+    /// Kill Bochs when the guest, once it has printed, prints nothing for
+    /// this long (`None`: only the timeout).
+    pub stall_s: Option<u64>,
     /// Print the serial port as it comes.
     pub echo: bool,
+    /// The settings that fix the interleaving.
+    pub settings: BochsSettings,
+}
+
+impl BochsConfig {
+    /// `smp` cores, `timeout_s`, quiet, no stall limit, default settings.
+    pub fn new(smp: u32, timeout_s: u64) -> Self {
+        Self {
+            smp,
+            timeout_s,
+            stall_s: None,
+            echo: false,
+            settings: BochsSettings::default(),
+        }
+    }
 }
 
 /// How a Bochs boot ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BochsOutcome {
-    /// Everything the kernel printed on the serial port.
+    /// Everything the kernel printed on the serial port (lossy UTF-8 of
+    /// [`Self::serial_bytes`]).
     pub serial: String,
+    /// The serial port's bytes, exactly.
+    pub serial_bytes: Vec<u8>,
     /// The kernel's verdict line, if it printed one.
     pub exit: Option<ExitCode>,
     /// Whether we killed Bochs at the timeout.
     pub timed_out: bool,
+    /// Whether we killed Bochs because the guest printed nothing for the
+    /// stall limit.
+    pub stalled: bool,
     /// Whether the kernel printed its verdict but Bochs did not power off
     /// within [`POWER_OFF_GRACE`] (we killed it then).
     pub no_power_off: bool,
@@ -63,6 +179,14 @@ pub struct BochsOutcome {
     pub elapsed: Duration,
     /// Laplace/floor results checked against the host.
     pub checksum_checks: Vec<ChecksumCheck>,
+    /// The `bochsrc` it ran with (its paths in a scratch directory, gone).
+    pub bochsrc: String,
+}
+
+/// How xtask starts Bochs (in a scratch directory holding `bochsrc` and
+/// the debugger's commands).
+pub fn command_line() -> &'static str {
+    "xvfb-run -a bochs -q -f bochsrc -rc debugger-commands"
 }
 
 impl BochsOutcome {
@@ -72,9 +196,47 @@ impl BochsOutcome {
             && self.checksum_checks.iter().all(ChecksumCheck::matches)
     }
 
+    /// The outcome in the QEMU runner's terms, for the campaigns' classes:
+    /// the kernel's verdict line stands for QEMU's exit status.
+    pub fn run_outcome(&self, config: &BochsConfig, command_line: String) -> RunOutcome {
+        let exit = match (self.exit, self.stalled, self.timed_out) {
+            (Some(code), _, _) => QemuExit::Status(i32::from(code.code()) << 1 | 1),
+            (None, true, _) => QemuExit::Stalled {
+                stall_s: config.stall_s.unwrap_or(config.timeout_s),
+            },
+            (None, false, true) => QemuExit::TimedOut {
+                timeout_s: config.timeout_s,
+            },
+            // Powered off or reset without the verdict line: a triple
+            // fault under QEMU's terms.
+            (None, false, false) => QemuExit::Status(0),
+        };
+        let mut verdict = Verdict::from_exit(exit);
+        if verdict.is_success() && laplace_check::first_mismatch(&self.checksum_checks).is_some() {
+            verdict = Verdict::ChecksumMismatch;
+        }
+        RunOutcome {
+            verdict,
+            exit,
+            exit_status: None,
+            serial: self.serial.clone(),
+            qemu_stderr: String::new(),
+            elapsed: self.elapsed,
+            command_line,
+            registers_at_timeout: None,
+            examination: None,
+            checksum_checks: self.checksum_checks.clone(),
+            marks: Vec::new(),
+            ipi_oracle: None,
+        }
+    }
+
     /// The closing line: `vigil: ok (...)` or `vigil: FAILED (...)`.
     pub fn verdict_line(&self) -> String {
         let why = match (self.exit, self.timed_out) {
+            (None, _) if self.stalled => {
+                "Bochs killed: no serial output for the stall limit, no verdict line".to_string()
+            }
             (None, true) => "Bochs killed at the timeout, no verdict line".to_string(),
             (None, false) => "Bochs ended without the kernel's verdict line".to_string(),
             (Some(code), _) => format!(
@@ -123,11 +285,22 @@ pub fn missing() -> Option<String> {
 
 /// The `bochsrc` for `smp` cores booting `image` with the serial port in
 /// `serial` (guest memory as under QEMU: 128 MiB + 4 MiB per core).
-pub fn bochsrc(smp: u32, image: &Path, serial: &Path, log: &Path) -> String {
+pub fn bochsrc(
+    smp: u32,
+    settings: &BochsSettings,
+    image: &Path,
+    serial: &Path,
+    log: &Path,
+) -> String {
     let megs = 128 + 4 * smp;
+    let BochsSettings {
+        ips,
+        quantum,
+        time0,
+    } = settings;
     format!(
         "megs: {megs}\n\
-         cpu: count={smp}, ips=50000000, reset_on_triple_fault=0\n\
+         cpu: count={smp}, ips={ips}, quantum={quantum}, reset_on_triple_fault=0\n\
          romimage: file={BIOS_ROM}\n\
          vgaromimage: file={VGA_ROM}\n\
          ata0-master: type=disk, path=\"{}\", mode=flat\n\
@@ -135,18 +308,54 @@ pub fn bochsrc(smp: u32, image: &Path, serial: &Path, log: &Path) -> String {
          com1: enabled=1, mode=file, dev=\"{}\"\n\
          log: \"{}\"\n\
          display_library: x\n\
-         clock: sync=none, time0=local\n",
+         clock: sync=none, time0={time0}\n",
         image.display(),
         serial.display(),
         log.display()
     )
 }
 
-/// Boots `bios_image` (which must carry its parameters) under Bochs.
+/// Times xtask starts Bochs before giving up when it exits at once with
+/// no output (`xvfb-run -a` can lose the race for a display number to
+/// another X server starting at the same moment).
+const START_ATTEMPTS: u32 = 3;
+
+/// Boots `bios_image` (which must carry its parameters) under Bochs. A
+/// Bochs that ends without printing anything and with a failure status
+/// (it never started the guest) is started again, up to
+/// [`START_ATTEMPTS`] times, then an error naming what it said.
 pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
     if let Some(why) = missing() {
         return Err(XtaskError::usage(why));
     }
+    let mut attempt = 1;
+    loop {
+        match boot_once(config, bios_image)? {
+            Boot::Ran(outcome) => return Ok(outcome),
+            Boot::DidNotStart(why) if attempt < START_ATTEMPTS => {
+                eprintln!("xtask: Bochs did not start ({why}); starting it again");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            Boot::DidNotStart(why) => {
+                return Err(XtaskError::failed(format!(
+                    "Bochs did not start in {START_ATTEMPTS} attempts: {why}"
+                )));
+            }
+        }
+    }
+}
+
+/// One start of Bochs.
+enum Boot {
+    /// The guest ran (whatever it printed).
+    Ran(BochsOutcome),
+    /// Bochs (or xvfb-run) failed before the guest printed anything: what
+    /// it said on stderr.
+    DidNotStart(String),
+}
+
+fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     let scratch = tempfile::tempdir()
         .map_err(|err| XtaskError::failed(format!("creating a scratch directory: {err}")))?;
     let dir = scratch.path();
@@ -162,10 +371,20 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
         fs::write(path, text)
             .map_err(|err| XtaskError::failed(format!("writing {}: {err}", path.display())))
     };
-    write(&rc, &bochsrc(config.smp, &image, &serial_path, &log_path))?;
+    let rc_text = bochsrc(
+        config.smp,
+        &config.settings,
+        &image,
+        &serial_path,
+        &log_path,
+    );
+    write(&rc, &rc_text)?;
     write(&serial_path, "")?;
     write(&commands, "continue\n")?;
 
+    let stderr_path = dir.join("xvfb-run.stderr");
+    let stderr = fs::File::create(&stderr_path)
+        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", stderr_path.display())))?;
     let mut command = Command::new("xvfb-run");
     command
         .args(["-a", "bochs", "-q", "-f"])
@@ -175,7 +394,7 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         // Its own process group: xvfb-run starts Xvfb and Bochs, and a
         // timeout kills all three.
         .process_group(0);
@@ -193,29 +412,44 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
     let mut verdict_seen = false;
     let mut serial_file = fs::File::open(&serial_path)
         .map_err(|err| XtaskError::failed(format!("opening {}: {err}", serial_path.display())))?;
-    let mut serial = String::new();
+    let mut serial = Vec::new();
+    let mut last_output = started;
+    let mut stalled = false;
     let mut timed_out = false;
     let mut killed = false;
+    let mut status;
     loop {
-        let exited = child
+        status = child
             .try_wait()
-            .map_err(|err| XtaskError::failed(format!("waiting for Bochs: {err}")))?
-            .is_some();
+            .map_err(|err| XtaskError::failed(format!("waiting for Bochs: {err}")))?;
+        let exited = status.is_some();
         let fresh = read_new(&mut serial_file, &mut serial);
+        if !fresh.is_empty() {
+            last_output = Instant::now();
+        }
         if config.echo && !fresh.is_empty() {
-            print!("{fresh}");
+            print!("{}", String::from_utf8_lossy(&fresh));
             let _ = std::io::stdout().flush();
         }
         if exited {
             break;
         }
-        if !verdict_seen && exit_line(&serial).is_some() {
+        if !verdict_seen && exit_line(&String::from_utf8_lossy(&serial)).is_some() {
             // The kernel is done; the power-off should follow at once.
             verdict_seen = true;
             deadline = deadline.min(Instant::now() + POWER_OFF_GRACE);
         }
-        if Instant::now() >= deadline {
-            timed_out = !verdict_seen;
+        // The stall clock starts at the kernel's first line: before it,
+        // the BIOS and the bootloader read the kernel through the disk
+        // (over a minute at 8 cores on a loaded host, printing nothing),
+        // which only the timeout bounds.
+        let silent = !serial.is_empty()
+            && config
+                .stall_s
+                .is_some_and(|stall_s| last_output.elapsed() >= Duration::from_secs(stall_s));
+        if Instant::now() >= deadline || (silent && !verdict_seen) {
+            stalled = silent && !verdict_seen && Instant::now() < deadline;
+            timed_out = !verdict_seen && !stalled;
             let group = rustix::process::Pid::from_raw(child.id() as i32);
             if let Some(group) = group {
                 let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
@@ -230,22 +464,36 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
     let elapsed = started.elapsed();
     let fresh = read_new(&mut serial_file, &mut serial);
     if config.echo {
-        print!("{fresh}");
-        if !serial.is_empty() && !serial.ends_with('\n') {
+        print!("{}", String::from_utf8_lossy(&fresh));
+        if !serial.is_empty() && !serial.ends_with(b"\n") {
             println!();
         }
         let _ = std::io::stdout().flush();
     }
-    let exit = exit_line(&serial);
+    if serial.is_empty() && !killed && status.is_some_and(|status| !status.success()) {
+        let said = fs::read_to_string(&stderr_path).unwrap_or_default();
+        let last = said.lines().rev().find(|line| !line.trim().is_empty());
+        return Ok(Boot::DidNotStart(format!(
+            "{}{}",
+            status.map_or_else(String::new, |status| status.to_string()),
+            last.map(|line| format!(": {}", line.trim()))
+                .unwrap_or_default()
+        )));
+    }
+    let text = String::from_utf8_lossy(&serial).into_owned();
+    let exit = exit_line(&text);
     let no_power_off = verdict_seen && !timed_out && killed;
-    Ok(BochsOutcome {
+    Ok(Boot::Ran(BochsOutcome {
         no_power_off,
-        checksum_checks: laplace_check::check_serial(&serial),
-        serial,
+        checksum_checks: laplace_check::check_serial(&text),
+        serial: text,
+        serial_bytes: serial,
         exit,
         timed_out,
+        stalled,
         elapsed,
-    })
+        bochsrc: rc_text,
+    }))
 }
 
 /// The kernel's verdict, from its exit line.
@@ -258,13 +506,13 @@ fn exit_line(serial: &str) -> Option<ExitCode> {
 }
 
 /// Appends what `file` gained since the last call to `serial` and returns
-/// it (lossy UTF-8; a serial port may cut a character).
-fn read_new(file: &mut fs::File, serial: &mut String) -> String {
+/// it (bytes: a read may cut a UTF-8 character, which is decoded only once
+/// the whole output is in).
+fn read_new(file: &mut fs::File, serial: &mut Vec<u8>) -> Vec<u8> {
     let mut bytes = Vec::new();
     let _ = file.read_to_end(&mut bytes);
-    let fresh = String::from_utf8_lossy(&bytes).into_owned();
-    serial.push_str(&fresh);
-    fresh
+    serial.extend_from_slice(&bytes);
+    bytes
 }
 
 #[cfg(test)]
@@ -275,6 +523,7 @@ mod tests {
     fn the_bochsrc_names_the_cores_memory_image_and_serial_file() {
         let rc = bochsrc(
             4,
+            &BochsSettings::default(),
             Path::new("/tmp/x/vigil-bios.img"),
             Path::new("/tmp/x/serial.txt"),
             Path::new("/tmp/x/bochs.log"),
@@ -289,14 +538,105 @@ mod tests {
     }
 
     #[test]
-    fn the_verdict_comes_from_the_kernel_line_and_the_checksums() {
-        let outcome = |exit, timed_out| BochsOutcome {
-            serial: String::new(),
+    fn the_bochsrc_pins_every_setting_that_moves_the_interleaving() {
+        let settings = BochsSettings {
+            ips: 20_000_000,
+            quantum: 5,
+            time0: 1_000_000,
+        };
+        let rc = bochsrc(
+            8,
+            &settings,
+            Path::new("a.img"),
+            Path::new("s"),
+            Path::new("l"),
+        );
+        assert!(
+            rc.contains("cpu: count=8, ips=20000000, quantum=5, reset_on_triple_fault=0\n"),
+            "{rc}"
+        );
+        assert!(rc.contains("clock: sync=none, time0=1000000\n"), "{rc}");
+        assert!(!rc.contains("local"), "{rc}");
+        assert_eq!(
+            settings.options().join(" "),
+            "--bochs-ips 20000000 --bochs-quantum 5 --bochs-time0 1000000"
+        );
+    }
+
+    #[test]
+    fn a_bochs_boot_classes_as_a_qemu_boot_with_the_same_verdict() {
+        use crate::campaign::boot_spec::BootSpec;
+        use crate::campaign::run_class::{RunClass, classify};
+        use crate::guest::run_output::LostWakeups;
+        let serial = "[c1] LOST WAKEUP on core 1: x\n[c0] vigil: FAILED: 1 lost wakeup(s) detected by the watchdog\n[c0] vigil: exit 0x11 (check failed)\n";
+        let config = BochsConfig {
+            stall_s: Some(30),
+            ..BochsConfig::new(4, 600)
+        };
+        let outcome = |exit, stalled, timed_out| BochsOutcome {
+            serial: serial.to_string(),
+            serial_bytes: serial.as_bytes().to_vec(),
             exit,
             timed_out,
+            stalled,
             no_power_off: false,
             elapsed: Duration::ZERO,
             checksum_checks: Vec::new(),
+            bochsrc: String::new(),
+        };
+        let spec = BootSpec::new(
+            &crate::runner::kernel_build::BuildConfig::default(),
+            4,
+            crate::runner::platform::Apic::Xapic,
+            Vec::new(),
+            600,
+            false,
+        );
+        let class = |bochs: &BochsOutcome| {
+            let run = bochs.run_outcome(&config, command_line().to_string());
+            classify(&run, &LostWakeups::parse(&run.serial), &spec)
+        };
+        let lost = outcome(Some(ExitCode::CheckFailed), false, false);
+        assert_eq!(
+            lost.run_outcome(&config, String::new()).exit,
+            QemuExit::Status(35)
+        );
+        assert_eq!(class(&lost), RunClass::LostWakeups);
+        let stalled = outcome(None, true, false);
+        assert_eq!(
+            stalled.run_outcome(&config, String::new()).exit,
+            QemuExit::Stalled { stall_s: 30 }
+        );
+        assert_eq!(class(&stalled), RunClass::Stuck);
+        let timed_out = BochsOutcome {
+            serial: String::new(),
+            ..outcome(None, false, true)
+        };
+        assert_eq!(class(&timed_out), RunClass::TimedOut);
+    }
+
+    #[test]
+    fn settings_parse_in_range() {
+        assert_eq!(parse_ips("50000000"), Ok(50_000_000));
+        assert!(parse_ips("10").unwrap_err().contains("--bochs-ips"));
+        assert_eq!(parse_quantum("1"), Ok(1));
+        assert!(parse_quantum("0").is_err() && parse_quantum("33").is_err());
+        assert_eq!(parse_time0("946684800"), Ok(DEFAULT_TIME0));
+        assert!(parse_time0("local").unwrap_err().contains("whole number"));
+    }
+
+    #[test]
+    fn the_verdict_comes_from_the_kernel_line_and_the_checksums() {
+        let outcome = |exit, timed_out| BochsOutcome {
+            serial: String::new(),
+            serial_bytes: Vec::new(),
+            exit,
+            timed_out,
+            stalled: false,
+            no_power_off: false,
+            elapsed: Duration::ZERO,
+            checksum_checks: Vec::new(),
+            bochsrc: String::new(),
         };
         assert!(outcome(Some(ExitCode::Success), false).is_success());
         assert!(!outcome(Some(ExitCode::Panic), false).is_success());

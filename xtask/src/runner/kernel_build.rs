@@ -202,8 +202,45 @@ pub fn build_kernel_with_params(
     })
 }
 
-/// FNV-1a, 64 bits: a stable name for a parameter line.
-fn fnv1a_64(bytes: &[u8]) -> u64 {
+/// A BIOS image of the already built `kernel` that also carries `params`
+/// (as [`build_kernel_with_params`], without building again and without
+/// the UEFI image): what a campaign under Bochs boots, one image per
+/// parameter line, in the kernel's image directory.
+pub fn bios_image_with_params(kernel: &KernelArtifacts, params: &[String]) -> Result<PathBuf> {
+    let line = params.join(" ");
+    let parent = kernel.elf.parent().unwrap_or(Path::new("."));
+    let dir = parent
+        .join(WITH_PARAMS_DIR)
+        .join(format!("{:016x}", fnv1a_64(line.as_bytes())));
+    fs::create_dir_all(&dir)
+        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
+    let line_path = dir.join(vigil_proto::boot_params::RAMDISK_FILE);
+    fs::write(&line_path, &line)
+        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", line_path.display())))?;
+    let image = dir.join(vigil_boot::BIOS_IMAGE_NAME);
+    vigil_boot::create_image(
+        vigil_boot::Firmware::Bios,
+        &kernel.image_elf,
+        Some(&line_path),
+        &image,
+    )
+    .map_err(|err| XtaskError::failed(format!("creating the BIOS image: {err:#}")))?;
+    Ok(image)
+}
+
+/// The FNV-1a hash of the ELF the images carry, `0x` and 16 hex digits: a
+/// recording names the kernel it booted, so that a replay on another
+/// build can say so.
+pub fn image_elf_fingerprint(kernel: &KernelArtifacts) -> Result<String> {
+    let bytes = fs::read(&kernel.image_elf).map_err(|err| {
+        XtaskError::failed(format!("reading {}: {err}", kernel.image_elf.display()))
+    })?;
+    Ok(format!("{:#018x}", fnv1a_64(&bytes)))
+}
+
+/// FNV-1a, 64 bits: a stable name for a parameter line, a fingerprint of
+/// a file or of a serial output.
+pub fn fnv1a_64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
     })

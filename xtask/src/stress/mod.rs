@@ -1,5 +1,7 @@
-//! `cargo xtask stress`: the planner and runner, the report, shards and their merge.
+//! `cargo xtask stress`: the planner and runner, the report, shards and their merge, and
+//! the replay of a recorded Bochs boot.
 
+pub mod replay;
 pub mod report;
 pub mod runner;
 pub mod shard;

@@ -16,6 +16,7 @@ use crate::campaign::scope::CampaignScope;
 use crate::campaign::seeds::run_seed;
 use crate::error::{Result, XtaskError};
 use crate::guest::settings::{Feature, IpiFault, Pool, WakePolicy, Watchdog};
+use crate::runner::bochs::BochsSettings;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts};
 use crate::stress::shard::Shard;
 
@@ -67,6 +68,10 @@ pub struct StressConfig {
     pub stop_at_first_failure: bool,
     /// Boot only this slice of the plan (`--shard K/N`).
     pub shard: Option<Shard>,
+    /// Boot under Bochs with these settings (every boot deterministic and
+    /// recorded for `cargo xtask replay`), or under QEMU (`None`).
+    #[serde(default)]
+    pub bochs: Option<BochsSettings>,
 }
 
 impl StressConfig {
@@ -90,6 +95,7 @@ impl StressConfig {
             jobs: default_jobs(),
             stop_at_first_failure: false,
             shard: None,
+            bochs: None,
         }
     }
 
@@ -184,6 +190,18 @@ impl StressConfig {
                 parse(&value.to_string()).map_err(XtaskError::Usage)?;
             }
         }
+        if self.bochs.is_some() {
+            if self.scope.apic != crate::runner::platform::Apic::Xapic {
+                return Err(XtaskError::usage(
+                    "--emulator bochs runs in xAPIC mode only (no --apic x2apic)",
+                ));
+            }
+            if self.ipi_oracle {
+                return Err(XtaskError::usage(
+                    "--ipi-oracle reads QEMU's trace (not available under Bochs)",
+                ));
+            }
+        }
         crate::runner::platform::parse_stall_s(&self.stall_s.to_string())
             .map_err(XtaskError::Usage)?;
         crate::runner::platform::parse_timeout_s(&self.timeout_s.to_string())
@@ -230,6 +248,9 @@ impl StressConfig {
                 boot.stall_s = Some(self.stall_s);
                 boot.examine_on_timeout = true;
                 boot.with_ipi_oracle = self.ipi_oracle;
+                if let Some(settings) = self.bochs {
+                    boot = boot.under_bochs(&self.build, settings);
+                }
                 PlannedRun {
                     order: slot.order,
                     run: slot.round,
@@ -349,6 +370,51 @@ mod tests {
                 first.seed
             )
         );
+    }
+
+    #[test]
+    fn a_bochs_campaign_records_its_settings_in_every_boot_and_reproduce_command() {
+        let bochs = StressConfig {
+            bochs: Some(BochsSettings::default()),
+            ..config()
+        };
+        bochs.validate().unwrap();
+        let plan = bochs.plan();
+        assert_eq!(plan.len(), 6);
+        for run in &plan {
+            assert_eq!(run.boot.bochs, Some(BochsSettings::default()));
+            assert!(
+                run.boot.reproduce.starts_with(&format!(
+                    "cargo xtask run --emulator bochs --bochs-ips 50000000 --bochs-quantum 16 --bochs-time0 946684800 --smp {} workload=laplace policy=racy-flag seed={} chaos=off",
+                    run.boot.smp, run.seed
+                )),
+                "{}",
+                run.boot.reproduce
+            );
+        }
+        // The same seeds as under QEMU: only the emulator differs.
+        let seeds = |plan: &[PlannedRun]| plan.iter().map(|run| run.seed).collect::<Vec<_>>();
+        assert_eq!(seeds(&plan), seeds(&config().plan()));
+        for broken in [
+            StressConfig {
+                ipi_oracle: true,
+                ..bochs.clone()
+            },
+            StressConfig {
+                scope: CampaignScope {
+                    apic: crate::runner::platform::Apic::X2apic,
+                    ..bochs.scope.clone()
+                },
+                ..bochs.clone()
+            },
+        ] {
+            assert_eq!(broken.validate().unwrap_err().exit_code(), 2);
+        }
+        // An older file without the key reads as a QEMU campaign.
+        let mut json = serde_json::to_value(config()).unwrap();
+        json.as_object_mut().unwrap().remove("bochs");
+        let back: StressConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(back.bochs, None);
     }
 
     #[test]

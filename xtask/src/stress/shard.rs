@@ -282,6 +282,10 @@ mod tests {
         other.config.base_seed = 7;
         let err = merge(vec![shard_file(1, 2), (path, other)]).unwrap_err();
         assert!(err.to_string().contains("another campaign"), "{err}");
+        let (path, mut bochs) = shard_file(2, 2);
+        bochs.config.bochs = Some(crate::runner::bochs::BochsSettings::default());
+        let err = merge(vec![shard_file(1, 2), (path, bochs)]).unwrap_err();
+        assert!(err.to_string().contains("another campaign"), "{err}");
         let (path, mut short) = shard_file(2, 2);
         short.runs.pop();
         let err = merge(vec![shard_file(1, 2), (path, short)]).unwrap_err();

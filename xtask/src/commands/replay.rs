@@ -1,0 +1,79 @@
+//! `cargo xtask replay FILE.json [--run N]`: boot a recorded Bochs boot
+//! again and fail (exit 1) if its serial output differs from the
+//! recording in any byte, naming the first differing line.
+
+use crate::cli::ReplayArgs;
+use crate::error::{Result, XtaskError};
+use crate::runner::kernel_build::build_kernel;
+use crate::stress::replay::{self, Replayed};
+
+/// Replays the chosen boot; bad arguments (no such file or boot, a QEMU
+/// boot) exit 2 before anything is built.
+pub fn run(args: &ReplayArgs) -> Result<()> {
+    let recording = replay::load(&args.file, args.run)?;
+    if let Some(why) = crate::runner::bochs::missing() {
+        return Err(XtaskError::usage(why));
+    }
+    let planned = &recording.run.planned;
+    let record = &recording.run.record;
+    println!(
+        "replay: boot {} of {} (smp={} run {} seed={}), recorded as {}: {}",
+        planned.order,
+        args.file.display(),
+        planned.boot.smp,
+        planned.run,
+        planned.seed,
+        record.class,
+        record.reason
+    );
+    println!("replay: {}", planned.boot.reproduce);
+    let kernel = build_kernel(&recording.build)?;
+    let replayed = replay::replay(&recording, &kernel, args.echo)?;
+    report(&recording.run.record.serial, &replayed)
+}
+
+fn report(recorded: &str, replayed: &Replayed) -> Result<()> {
+    if let Some((then, now)) = &replayed.other_kernel {
+        println!(
+            "replay: note: the kernel is not the recorded one (ELF FNV-1a {then} recorded, {now} now): a difference may come from the build"
+        );
+    }
+    let outcome = &replayed.outcome;
+    println!(
+        "replay: Bochs ran for {:.1} s; {}",
+        outcome.elapsed.as_secs_f64(),
+        outcome.verdict_line()
+    );
+    match &replayed.difference {
+        None => {
+            let scope = if replayed.compared_prefix_only {
+                " (the host cut the boot at a wall-clock limit, its timeout or stall limit: compared up to the shorter output)"
+            } else {
+                ""
+            };
+            println!(
+                "replay: serial output identical to the recording{scope}: {} bytes, {} lines, FNV-1a {}",
+                outcome.serial_bytes.len(),
+                outcome.serial.lines().count(),
+                replayed.serial_fnv1a
+            );
+            Ok(())
+        }
+        Some(difference) if difference.line == 0 => {
+            println!(
+                "replay: FAILED: the serial output's text matches but its bytes do not (FNV-1a {} recorded, {} replayed)",
+                difference.recorded.as_deref().unwrap_or_default(),
+                replayed.serial_fnv1a
+            );
+            Err(XtaskError::Reported)
+        }
+        Some(difference) => {
+            println!(
+                "replay: FAILED: the serial output differs from the recording ({} bytes recorded, {} replayed); {difference}",
+                recorded.len(),
+                outcome.serial_bytes.len()
+            );
+            Err(XtaskError::Reported)
+        }
+    }
+}
