@@ -8,6 +8,7 @@ pub mod commands;
 pub mod diagnosis;
 pub mod error;
 pub mod guest;
+pub mod mutants;
 pub mod runner;
 pub mod stress;
 
