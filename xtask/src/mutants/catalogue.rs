@@ -11,10 +11,31 @@
 //! counted finished before its IPI, always-ipi's old plain re-check, the
 //! stealable pool's wake rule broken).
 //!
-//! To add a mutant, append an entry to [`MUTANTS`] (start from
-//! [`Mutant::BASE`]); the catalogue's tests check that its text occurs
-//! once in the current tree, that its name is new and that its assertion
-//! is one the models contain.
+//! To add a mutant, append an entry to [`MUTANTS`]; the fields not given
+//! come from [`Mutant::BASE`] (the `state_machine` model, killed by
+//! [`LOST_WAKEUP`], not quick, not equivalent, no helpers):
+//!
+//! ```text
+//! Mutant {
+//!     name: "choose-busy-core",          // new, lowercase-with-dashes
+//!     file: "src/steal.rs",              // relative to kernel/wake
+//!     find: "exact text, once in the file\n",
+//!     replace: "its mutation\n",
+//!     model: STEAL,                      // or a new `Model` const
+//!     killed_by: &[HERD],                // a const per model assertion
+//!     quick: true,                       // also in `cargo xtask test`
+//!     ..Mutant::BASE
+//! },
+//! ```
+//!
+//! Multi-line text is written with `concat!("line\n", "    line\n")` so
+//! that indentation is exact. A new assertion message gets a const here
+//! next to the others (copied from the model's own); a mutant the models
+//! cannot kill gets `equivalent: Some("why")`. `cargo test -p xtask
+//! mutants` then checks that the find-text occurs exactly once in the
+//! current tree, that the name is new, that each assertion is a string the
+//! models contain and that the model's test file and filter exist;
+//! `cargo xtask mutants NAME` runs it.
 
 /// One loom test binary of the wake crate (`kernel/wake/tests/<test>.rs`)
 /// and the name filter passed to it (`None`: every test in it).
