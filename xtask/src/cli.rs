@@ -334,10 +334,29 @@ pub struct TestArgs {}
 /// Options of `cargo xtask mutants`.
 #[derive(Debug, Clone, Args)]
 pub struct MutantsArgs {
-    /// Run only these mutants (names as the script prints them); `--quick`
-    /// runs the reduced set.
+    /// Run only these mutants (names as the run prints them); with
+    /// `--quick`, these and the quick subset.
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
+    /// Run the quick subset `cargo xtask test` runs (one mutant per
+    /// assertion and per file, in CI's budget).
+    #[arg(long)]
+    pub quick: bool,
+    /// Bound one mutant's build and model run (seconds; default
+    /// $MUTANT_TIMEOUT_S, else 600).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout_s: Option<u64>,
+}
+
+impl MutantsArgs {
+    /// The quick subset, with the default timeout.
+    pub fn quick() -> Self {
+        Self {
+            names: Vec::new(),
+            quick: true,
+            timeout_s: None,
+        }
+    }
 }
 
 /// Options of `cargo xtask docs`.

@@ -9,6 +9,7 @@ pub mod diagnosis;
 pub mod docs;
 pub mod error;
 pub mod guest;
+pub mod mutants;
 pub mod runner;
 pub mod stress;
 

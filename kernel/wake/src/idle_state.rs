@@ -141,8 +141,8 @@ impl IdleState {
             // core's relaxed reads of the count may keep missing the push
             // through every later drain and re-check, and it halts again
             // with the IPI spent. The hardware-faithful loom model found
-            // exactly that with a plain `len()` here (`mutants.py`,
-            // `always-ipi-recheck-plain-load`). With the RMW the next re-check reads the
+            // exactly that with a plain `len()` here (the mutation
+            // run, `always-ipi-recheck-plain-load`). With the RMW the next re-check reads the
             // newest count. (On x86 the IPI does order the sender's earlier
             // stores before the interrupt in practice, and `iret` is
             // serialising; the protocol no longer leans on it.)
@@ -177,7 +177,7 @@ impl IdleState {
                 // ordered after the core's next `Halting` cannot read that
                 // `DontSleep`). Loom does not derive that order for a store,
                 // and with one here it reports exactly that impossible read
-                // as a lost wakeup (`mutants.py`, `abort-swap-to-store`). The
+                // as a lost wakeup (mutant `abort-swap-to-store`). The
                 // swap makes the core read the `DontSleep`, which orders it
                 // in loom too, for one locked exchange on a path that is about
                 // to run work anyway.

@@ -257,9 +257,11 @@
 //! and fails, as asserted, for `racy-flag`. With the IPI no longer
 //! synchronising, it found `always-ipi`'s plain re-check losing a wakeup
 //! (now the same RMW as `state-machine`'s; see `idle_state.rs`).
-//! `mutants.py` weakens each RMW and ordering of the table in turn, breaks
-//! steps of the driver and the waker side, and expects loom to fail with
-//! the assertion named for each; the documented survivors are the drain's
+//! The mutation run (`cargo xtask mutants`; its mutants are a table in
+//! `xtask/src/mutants/catalogue.rs`) weakens each RMW and ordering of the
+//! table in turn, breaks steps of the driver and the waker side, and
+//! expects loom to fail with the assertion named for each; the documented
+//! survivors are the drain's
 //! `fetch_sub`, which the model cannot reach in the one window where it
 //! matters (a drain between re-check and commit; see [`Inbox`]'s source).
 //!
@@ -273,8 +275,8 @@
 //! park. Its ordering argument is in its module (`parker.rs`, next to each
 //! atomic); `tests/loom_parker.rs` model-checks it (no lost wake, one
 //! enqueue per park, a consumed token carries the waker's data), and
-//! `mutants.py` weakens each of its RMWs and orderings in turn and expects
-//! loom to fail.
+//! the mutation run weakens each of its RMWs and orderings in turn and
+//! expects loom to fail.
 //!
 //! # Policies
 //!

@@ -151,7 +151,8 @@
 //! driver, and with it that no busy core is chosen or holds the search
 //! while another core sleeps with work queued, that no core has two search
 //! wakes in flight, and that a pinned job waiting for a stealable item
-//! completes; `mutants.py` breaks each step above in turn.
+//! completes; the mutation run (`cargo xtask mutants`) breaks each step
+//! above in turn.
 //!
 //! One lock is also the design's cost: every publication, every item taken
 //! and every idle registration takes it. Its critical sections are a few

@@ -31,6 +31,13 @@ pub fn loom_target_dir() -> PathBuf {
     workspace_root().join("target").join("loom")
 }
 
+/// Target directory the mutation run's scratch copies of the wake crate
+/// share (built with `--cfg loom`, like [`loom_target_dir`], but as a
+/// standalone crate: its artifacts would not be the workspace's).
+pub fn loom_mutants_target_dir() -> PathBuf {
+    workspace_root().join("target").join("loom-mutants")
+}
+
 /// A `cargo` command run from the workspace root. Uses `$CARGO` when set
 /// (it is under `cargo run` and `cargo test`), so the pinned toolchain
 /// builds everything.
