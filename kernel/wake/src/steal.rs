@@ -213,9 +213,12 @@ struct Shared<T> {
 struct Mirror {
     /// Items queued. Unlike the others, a decision reads it: the fast path
     /// of [`Stealable::take`] (see there), so it is a loom atomic and the
-    /// model explores its stale reads. Relaxed: the fast path is correct
-    /// whatever value it reads (a stale 0 only sends the core to its halt
-    /// still registered idle, which the publisher of any newer item sees).
+    /// model explores its stale reads. Relaxed, with one exception: a stale
+    /// 0 sends the core to its halt still registered idle, which the
+    /// publisher of any newer item sees, unless that publisher passed over
+    /// the core as busy; then only the queued / busy pair (`CoreFlags`: the
+    /// chooser's store and fence in `choose_searcher`, the core's fence in
+    /// `take`) makes the core's read see the item.
     queued: AtomicUsize,
     searching: ObservedUsize,
     /// The searcher's core (`usize::MAX`: none). Observed only (the
@@ -318,9 +321,10 @@ pub struct Stealable<T> {
 ///
 /// Two store-buffering pairs, each closed by a SeqCst fence on both sides
 /// between the store and the load (fences, not SeqCst accesses: the order
-/// comes from the fences' single total order, and loom, which treats a
-/// SeqCst access as AcqRel, models fences exactly; with SeqCst accesses
-/// the model found a busy core chosen):
+/// comes from the fences' single total order; loom treats a SeqCst access
+/// as AcqRel, and with SeqCst accesses here the model reported a busy core
+/// chosen; loom's SeqCst fence is, if anything, stronger than the C++
+/// one, a join through one global clock):
 ///
 /// * **busy / chosen.** The core, before pinned work: `busy = 1`, fence,
 ///   then reads `chosen`. A chooser, under the lock, for a candidate:
@@ -338,11 +342,14 @@ pub struct Stealable<T> {
 ///   chooser saw the core not busy (it could choose it, or chose another
 ///   core, or a searcher existed), or the core sees the items queued and
 ///   takes the lock to take one. So an item whose chooser passed over a
-///   busy core is never missed by that core's next look. (Loom does not
-///   find the missing fence on the core's side of this pair: a mutant
-///   without it survives the one-core model built for it,
-///   `busy_core_passed_over_finds_the_item_one_core`, whose checks it
-///   passes; the fence stays, as the C++ model needs it.)
+///   busy core is never missed by that core's next look. (No loom model
+///   checks this fence: a mutant without it survives. Loom never lets a
+///   load return a value older than one its thread saw before its last
+///   yield, and in every model the core yields, and reloads the queued
+///   count through the checks' snapshot, between its own last store of 0
+///   and its fast path's load; a litmus model of exactly `before_pinned_work`
+///   then `take` against a `publish`, with no yield in between, is what
+///   would. The fence stays: the C++ model needs it.)
 #[derive(Debug)]
 struct CoreFlags {
     busy: AtomicU8,

@@ -19,7 +19,10 @@
 //!   happens-before edge from sender to receiver. Whatever the woken core
 //!   reads about the work is ordered by the protocol's own atomics, or not
 //!   at all. (loom's `park`/`unpark`, which the first model used for the
-//!   halt, does give such an edge.) The count of IPIs sent is a loom atomic
+//!   halt, does give such an edge; and with more than one driver core,
+//!   the steal models still halt by `park` and wake by `unpark`, so there
+//!   every wake of a parked core is a happens-before edge the hardware does
+//!   not give: reads after such a wake are not explored stale.) The count of IPIs sent is a loom atomic
 //!   (Relaxed, as the kernel's), because the detector orders it by the
 //!   wakers' Release.
 //! * The **one-shot timer** fires at any point while it is armed: a model
