@@ -593,7 +593,7 @@ pub static MUTANTS: &[Mutant] = &[
     Mutant {
         name: "steal-idle-core-unregistered",
         file: "src/steal.rs",
-        find: concat!("                shared.idle.insert(searcher.me);\n",),
+        find: "                shared.idle.insert(searcher.me);\n",
         replace: "",
         model: STEAL,
         killed_by: &[STRANDED],
@@ -750,8 +750,8 @@ pub static MUTANTS: &[Mutant] = &[
     Mutant {
         name: "steal-stale-ticket-accepted",
         file: "src/steal.rs",
-        find: concat!("                Some(&shared.ticket_pending),\n",),
-        replace: concat!("                None, // MUTANT: tickets in flight ignored\n",),
+        find: "                Some(&shared.ticket_pending),\n",
+        replace: "                None, // MUTANT: tickets in flight ignored\n",
         model: STEAL_HELD_TICKET,
         killed_by: &[TWO_TICKETS],
         quick: true,
