@@ -50,6 +50,7 @@ pub fn parser_range(path: &str, id: &str) -> Option<(u64, u64)> {
         ("stress", "size") => range(GRID_SIZE_RANGE),
         ("stress", "iterations") => range(ITERATIONS_RANGE),
         ("stress", "watchdog_ms") => range(WATCHDOG_MS_RANGE),
+        ("run" | "stress", "bochs_quantum") => range(crate::runner::bochs::QUANTUM_RANGE),
         _ => None,
     }
 }

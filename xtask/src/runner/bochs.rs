@@ -100,8 +100,16 @@ pub fn parse_ips(text: &str) -> std::result::Result<u64, String> {
 
 /// Parses `--bochs-quantum`: 1 to 32 (Bochs's limit).
 pub fn parse_quantum(text: &str) -> std::result::Result<u32, String> {
-    parse_in(text, 1..=32, "--bochs-quantum").map(|quantum| quantum as u32)
+    parse_in(
+        text,
+        u64::from(*QUANTUM_RANGE.start())..=u64::from(*QUANTUM_RANGE.end()),
+        "--bochs-quantum",
+    )
+    .map(|quantum| quantum as u32)
 }
+
+/// What `--bochs-quantum` takes.
+pub const QUANTUM_RANGE: std::ops::RangeInclusive<u32> = 1..=32;
 
 /// Parses `--bochs-time0`: seconds since 1970, up to 2100.
 pub fn parse_time0(text: &str) -> std::result::Result<u64, String> {
