@@ -220,11 +220,11 @@ pub(crate) fn parse_count(text: &str, what: &str) -> Result<u32, String> {
 }
 
 /// `value` if `range` holds it, else an error naming `option`.
-pub(crate) fn in_range(
-    value: u32,
-    range: &RangeInclusive<u32>,
+pub(crate) fn in_range<T: PartialOrd + std::fmt::Display>(
+    value: T,
+    range: &RangeInclusive<T>,
     option: &str,
-) -> Result<u32, String> {
+) -> Result<T, String> {
     if range.contains(&value) {
         Ok(value)
     } else {

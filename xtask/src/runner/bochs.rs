@@ -125,15 +125,7 @@ fn parse_in(
         .trim()
         .parse()
         .map_err(|_| format!("`{text}` is not a whole number ({option})"))?;
-    if range.contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!(
-            "{value} is out of range: {option} must be in {}..={}",
-            range.start(),
-            range.end()
-        ))
-    }
+    crate::guest::settings::in_range(value, &range, option)
 }
 
 /// One Bochs boot.

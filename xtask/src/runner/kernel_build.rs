@@ -180,16 +180,7 @@ pub fn build_kernel_with_params(
     params: &[String],
 ) -> Result<KernelArtifacts> {
     let plain = build_kernel(config)?;
-    let line = params.join(" ");
-    let dir = config
-        .image_dir()
-        .join(WITH_PARAMS_DIR)
-        .join(format!("{:016x}", fnv1a_64(line.as_bytes())));
-    fs::create_dir_all(&dir)
-        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
-    let line_path = dir.join(vigil_proto::boot_params::RAMDISK_FILE);
-    fs::write(&line_path, &line)
-        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", line_path.display())))?;
+    let (dir, line_path) = write_param_line(&config.image_dir(), params)?;
     // The ELF `build_kernel` put in its images (a stripped file left from
     // an earlier build would be stale when this build's strip failed).
     let images = vigil_boot::create_images_with(&plain.image_elf, Some(&line_path), &dir)
@@ -202,14 +193,12 @@ pub fn build_kernel_with_params(
     })
 }
 
-/// A BIOS image of the already built `kernel` that also carries `params`
-/// (as [`build_kernel_with_params`], without building again and without
-/// the UEFI image): what a campaign under Bochs boots, one image per
-/// parameter line, in the kernel's image directory.
-pub fn bios_image_with_params(kernel: &KernelArtifacts, params: &[String]) -> Result<PathBuf> {
+/// The directory for images that carry `params` (under `image_dir`, named
+/// by the line's hash) and the parameter file written in it, the file the
+/// image builder puts in the ramdisk.
+fn write_param_line(image_dir: &Path, params: &[String]) -> Result<(PathBuf, PathBuf)> {
     let line = params.join(" ");
-    let parent = kernel.elf.parent().unwrap_or(Path::new("."));
-    let dir = parent
+    let dir = image_dir
         .join(WITH_PARAMS_DIR)
         .join(format!("{:016x}", fnv1a_64(line.as_bytes())));
     fs::create_dir_all(&dir)
@@ -217,6 +206,16 @@ pub fn bios_image_with_params(kernel: &KernelArtifacts, params: &[String]) -> Re
     let line_path = dir.join(vigil_proto::boot_params::RAMDISK_FILE);
     fs::write(&line_path, &line)
         .map_err(|err| XtaskError::failed(format!("writing {}: {err}", line_path.display())))?;
+    Ok((dir, line_path))
+}
+
+/// A BIOS image of the already built `kernel` that also carries `params`
+/// (as [`build_kernel_with_params`], without building again and without
+/// the UEFI image): what a campaign under Bochs boots, one image per
+/// parameter line, in the kernel's image directory.
+pub fn bios_image_with_params(kernel: &KernelArtifacts, params: &[String]) -> Result<PathBuf> {
+    let parent = kernel.elf.parent().unwrap_or(Path::new("."));
+    let (dir, line_path) = write_param_line(parent, params)?;
     let image = dir.join(vigil_boot::BIOS_IMAGE_NAME);
     vigil_boot::create_image(
         vigil_boot::Firmware::Bios,
