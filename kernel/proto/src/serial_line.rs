@@ -34,6 +34,10 @@ pub const LOST_WAKEUP_PREFIX: &str = "LOST WAKEUP on core ";
 /// follows on the next lines).
 pub const STUCK_ROUND_PREFIX: &str = "STUCK ROUND: ";
 
+/// How the strand watch's report starts: stealable work queued with every
+/// core halted (a state dump follows on the next lines).
+pub const STRANDED_PREFIX: &str = "STRANDED STEALABLE WORK: ";
+
 /// How the held-search watch's report starts: stealable work queued while
 /// the core holding the pool's one search has not looked at the pool for
 /// several scans (a state dump follows on the next lines).

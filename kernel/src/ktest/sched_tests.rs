@@ -423,13 +423,20 @@ fn steal_beside_busy_core() -> TestResult {
     while !shared.long_running.load(Ordering::Acquire) {
         wakeup::yield_now();
     }
-    // Wait until the cores that are to run the chunks have halted, so that
-    // the publication chooses a halted core (or core 1, under the fault).
+    // Wait until the cores that are to run the chunks have halted and no
+    // search from the last test's rounds is still going, so that the
+    // publication itself chooses the searcher: a halted core (or core 1,
+    // under the fault), never nobody.
     let me = crate::arch::percpu::current_index();
     let mut spins = 0u64;
-    while (2..n).any(|c| core_sched::cores()[c].wake.state() != State::Halted) {
+    while (2..n).any(|c| core_sched::cores()[c].wake.state() != State::Halted)
+        || stealable::pool().snapshot().searching != 0
+    {
         spins += 1;
-        ensure!(spins < 50_000_000, "cores 2.. never all halted");
+        ensure!(
+            spins < 50_000_000,
+            "cores 2.. never all halted with no search going"
+        );
         wakeup::yield_now();
     }
     let batch: Arc<dyn ChunkBatch> = Arc::new(Batch(shared.clone()));
@@ -450,11 +457,11 @@ fn steal_beside_busy_core() -> TestResult {
         "stealable beside a busy core: {ran_while} of {CHUNKS} chunks ran while core 1's long task ran, {on_busy} on core 0 or 1, search woke core {:?}",
         published.woke
     );
-    // `None`: a searcher chosen before (by the last test's rounds) still
-    // held the slot, and it took the chunks; never a busy core.
+    // No search was going (the wait above), so the publication chose one:
+    // `None` would be the search lost, a busy core a broken rule.
     ensure!(
-        published.woke.is_none_or(|core| core >= 2),
-        "the publication chose core {:?} to search, a busy core",
+        published.woke.is_some_and(|core| core >= 2),
+        "the publication chose core {:?} to search: a busy core, or none with no search going",
         published.woke
     );
     ensure!(on_busy == 0, "{on_busy} chunk(s) ran on a busy core");

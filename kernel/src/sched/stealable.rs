@@ -19,7 +19,7 @@ use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use spin::{Mutex, Once};
 use vigil_proto::boot_params::{Fault, Key};
-use vigil_proto::serial_line::HELD_SEARCH_PREFIX;
+use vigil_proto::serial_line::{HELD_SEARCH_PREFIX, STRANDED_PREFIX};
 use vigil_wake::{Searcher, State, StealSnapshot, Stealable, StrandWatch};
 
 /// A unit of stealable work: index `index` of a batch's job.
@@ -240,6 +240,7 @@ pub fn take(searcher: &mut Searcher) -> Option<Chunk> {
             )
             .is_ok()
     {
+        pool().skip_look(searcher);
         return None;
     }
     let chunk = pool().take(searcher, search_wake)?;
@@ -282,7 +283,7 @@ pub fn check_stranded(me: usize) {
         return;
     }
     println!(
-        "STRANDED STEALABLE WORK: {} chunk(s) queued with every core halted, on two watchdog ticks in a row with nothing taken in between; found by core {me}. Pool: {}. State dump:",
+        "{STRANDED_PREFIX}{} chunk(s) queued with every core halted, on two watchdog ticks in a row with nothing taken in between; found by core {me}. Pool: {}. State dump:",
         stranded.counts.queued,
         describe(stranded.counts)
     );

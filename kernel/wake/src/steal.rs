@@ -461,15 +461,7 @@ impl<T> Stealable<T> {
     /// stands, so a publisher of any item it did not see chooses it or a
     /// searcher exists.
     pub fn take(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) -> Option<T> {
-        if searcher.busy {
-            searcher.busy = false;
-            self.flags[searcher.me].busy.store(0, Ordering::Relaxed);
-            // The queued / busy pair (see `CoreFlags`): this fence orders
-            // the store above before the load of the queued count below,
-            // and pairs with the chooser's fence, so that load cannot miss
-            // an item whose chooser saw this core busy.
-            fence(Ordering::SeqCst);
-        }
+        self.end_busy(searcher);
         if searcher.registered_idle
             && !searcher.search_wake_seen
             && self.mirror.queued.load(Ordering::Relaxed) == 0
@@ -501,6 +493,31 @@ impl<T> Stealable<T> {
         };
         self.unlock(shared, next, wake);
         item
+    }
+
+    /// The core's pinned work is over: it clears its busy mark before it
+    /// reads the queued count (in [`Self::take`]).
+    fn end_busy(&self, searcher: &mut Searcher) {
+        if searcher.busy {
+            searcher.busy = false;
+            self.flags[searcher.me].busy.store(0, Ordering::Relaxed);
+            // The queued / busy pair (see `CoreFlags`): this fence orders
+            // the store above before the load of the queued count that
+            // follows in `take`, and pairs with the chooser's fence, so
+            // that load cannot miss an item whose chooser saw this core
+            // busy.
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Fault fixture (the kernel's `fault=stranded-steal`): the core skips
+    /// this look at the pool and goes on to its halt path without taking
+    /// an item. Its busy mark is cleared as a look would clear it, so the
+    /// fault leaves the state a lost look leaves (a halting core is never
+    /// marked busy), not one no real core can be in.
+    #[cfg(feature = "fault-fixtures")]
+    pub fn skip_look(&self, searcher: &mut Searcher) {
+        self.end_busy(searcher);
     }
 
     /// Called by a core about to run pinned work (a task, a private job).

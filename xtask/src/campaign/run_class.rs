@@ -43,6 +43,22 @@ impl RunClass {
     pub fn is_pass(self) -> bool {
         self == Self::Passed
     }
+
+    /// Whether a detector caught the boot: the guest's watchdogs and
+    /// checks, the host's stuck-core examination or its reading of the
+    /// final statistics, the IPI oracle. A boot that panicked, was killed
+    /// while still printing, or failed otherwise is not a detection (a
+    /// fault campaign counts only these).
+    pub fn is_detection(self) -> bool {
+        matches!(
+            self,
+            Self::Stuck
+                | Self::LostWakeups
+                | Self::StrandedWork
+                | Self::ChecksumMismatch
+                | Self::IpiCountMismatch
+        )
+    }
 }
 
 impl fmt::Display for RunClass {

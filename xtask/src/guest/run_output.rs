@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::guest::test_output::strip_core_prefix;
 
 pub use vigil_proto::serial_line::{
-    GridResult, GridWorkload, IDLE_END, IDLE_START, LOST_WAKEUP_PREFIX as LOST_WAKEUP,
-    STUCK_ROUND_PREFIX,
+    GridResult, GridWorkload, HELD_SEARCH_PREFIX, IDLE_END, IDLE_START,
+    LOST_WAKEUP_PREFIX as LOST_WAKEUP, STRANDED_PREFIX, STUCK_ROUND_PREFIX,
 };
 
 /// Every result line in a serial log, in order.
@@ -76,13 +76,13 @@ pub fn parse_hex(text: &str) -> Option<u64> {
     u64::from_str_radix(text.trim().strip_prefix("0x")?, 16).ok()
 }
 
-/// Prefix of the in-guest strand watch's report (kernel
-/// `sched/stealable.rs`).
-pub const STRANDED_PREFIX: &str = "STRANDED STEALABLE WORK: ";
-
-/// The in-guest strand watch's report line, if the guest printed one.
+/// The in-guest report of stealable work nobody runs, if the guest printed
+/// one: the strand watch's (queued with every core halted) or the
+/// held-search watch's (the search held by a core that does not look).
 pub fn stranded_report(serial: &str) -> Option<&str> {
-    messages(serial).find(|message| message.starts_with(STRANDED_PREFIX))
+    messages(serial).find(|message| {
+        message.starts_with(STRANDED_PREFIX) || message.starts_with(HELD_SEARCH_PREFIX)
+    })
 }
 
 /// The guest's stuck-round dump (`STUCK ROUND: ...` and the indented lines

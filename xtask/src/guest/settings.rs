@@ -100,8 +100,8 @@ impl WakePolicy {
 }
 
 kernel_value! {
-    /// An IPI fault injected into stress boots (`fault=`): the detectors
-    /// must catch every boot.
+    /// A fault injected into stress boots (`fault=`): the detectors must
+    /// catch every boot.
     pub enum IpiFault selects boot_params::Fault, by fault {
         /// A waker claims a halted core and sends no wake IPI.
         DroppedIpi => DroppedIpi,
@@ -118,6 +118,11 @@ kernel_value! {
         /// From round 10 on, the first waker on a core other than core 0
         /// stops for good after its push: needs at least 3 cores.
         StalledWaker => StalledWaker,
+        /// Core 1 skips the work-conserving rule while it runs a long
+        /// pinned task and is chosen to search: boots the in-kernel test of
+        /// stealable work beside a busy core (`mode=test`) instead of
+        /// Laplace; needs the stealing pool and at least 3 cores.
+        BusySearcher => BusySearcher,
     }
 }
 

@@ -26,7 +26,8 @@ pub struct SmpSummary {
     pub lost_wakeup_runs: usize,
     /// Boots the in-guest strand watch ended (stealable work stranded).
     pub stranded: usize,
-    /// Stuck boots in which the host found stealable work stranded.
+    /// Stuck boots in which the host found stealable work stranded (every
+    /// core halted) or held by a busy core.
     pub stranded_found_by_host: usize,
     /// Lost wakeups caught, all boots.
     pub lost_wakeups: u64,
@@ -40,7 +41,9 @@ pub struct SmpSummary {
     pub timed_out: usize,
     /// Boots that failed otherwise.
     pub other_failures: usize,
-    /// Boots with any detected failure, over boots.
+    /// Boots a detector caught ([`RunClass::is_detection`]), over boots.
+    pub detected: usize,
+    /// `detected` over boots.
     pub detection_rate: f64,
     /// Laplace time (guest, ms), over boots that printed it.
     pub laplace_ms: Option<Spread>,
@@ -60,7 +63,7 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
             let count = |class| mine.iter().filter(|run| run.record.class == class).count();
             let detected = mine
                 .iter()
-                .filter(|run| !run.record.class.is_pass())
+                .filter(|run| run.record.class.is_detection())
                 .count();
             let totals: Vec<_> = mine
                 .iter()
@@ -75,10 +78,10 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                 stranded_found_by_host: mine
                     .iter()
                     .filter(|run| {
-                        run.record
-                            .examination
-                            .as_ref()
-                            .is_some_and(|examination| examination.stranded_stealable().is_some())
+                        run.record.examination.as_ref().is_some_and(|examination| {
+                            examination.stranded_stealable().is_some()
+                                || examination.busy_search_holder().is_some()
+                        })
                     })
                     .count(),
                 lost_wakeup_runs: mine
@@ -102,6 +105,7 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                     .count(),
                 timed_out: count(RunClass::TimedOut),
                 other_failures: count(RunClass::Failed),
+                detected,
                 detection_rate: if mine.is_empty() {
                     0.0
                 } else {
@@ -211,11 +215,11 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
 pub fn detection_rates(summaries: &[SmpSummary]) -> String {
     let mut out = String::new();
     for row in summaries {
-        let detected = row.runs - row.passed;
         let _ = writeln!(
             out,
-            "detection rate at {} cores: {detected}/{} runs ({:.0}%)",
+            "detection rate at {} cores: {}/{} runs ({:.0}%)",
             row.smp,
+            row.detected,
             row.runs,
             row.detection_rate * 100.0
         );

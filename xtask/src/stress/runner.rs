@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
-use vigil_proto::boot_params::{ParamLine, Workload};
+use vigil_proto::boot_params::{Mode, ParamLine, Workload};
 
 use crate::campaign::boot_record::BootRecord;
 use crate::campaign::boot_spec::BootSpec;
@@ -23,6 +23,13 @@ use crate::stress::shard::Shard;
 /// The first fork-join round `fault=stranded-steal` may strand, and the
 /// kernel's default Laplace grid side (`size=`): vigil-proto's.
 pub use vigil_proto::boot_params::{DEFAULT_GRID_SIZE, STALLED_ROUND, STRANDED_ROUND};
+
+/// The in-kernel test `--fault busy-searcher` boots (`mode=test test=`):
+/// a long pinned task on core 1 while core 0 publishes stealable chunks.
+pub const BUSY_CORE_TEST: &str = "stealable_work_runs_beside_a_busy_core";
+/// The line that test prints when it has run (a boot that passes must
+/// print it).
+pub const BUSY_CORE_TEST_LINE: &str = "stealable beside a busy core:";
 
 /// Default seconds without serial output before a guest counts as stuck.
 pub const DEFAULT_STALL_S: u64 = 60;
@@ -170,6 +177,23 @@ impl StressConfig {
                 )));
             }
         }
+        if self.fault == Some(IpiFault::BusySearcher) {
+            if self.scope.smp.iter().any(|&smp| smp < 3) {
+                return Err(XtaskError::usage(
+                    "--fault busy-searcher needs at least 3 cores (a publisher, the busy core and a halted core): leave 1 and 2 out of --smp",
+                ));
+            }
+            if self.pool == Some(Pool::Pinned) || idle_poll {
+                return Err(XtaskError::usage(
+                    "--fault busy-searcher makes a busy core hold the stealable pool's search: it needs the stealing pool and cores that halt (no --pool pinned, no idle-poll)",
+                ));
+            }
+            if self.size.is_some() || self.iterations.is_some() {
+                return Err(XtaskError::usage(format!(
+                    "--fault busy-searcher boots the in-kernel test {BUSY_CORE_TEST}, not Laplace: leave out --size and --iterations"
+                )));
+            }
+        }
         if self.pool == Some(Pool::Pinned) {
             let size = self.size.unwrap_or(DEFAULT_GRID_SIZE);
             if let Some(&smp) = self.scope.smp.iter().find(|&&smp| smp + 2 > size) {
@@ -222,19 +246,34 @@ impl StressConfig {
             .map(|slot| {
                 let smp = self.scope.smp[slot.item];
                 let seed = run_seed(self.base_seed, slot.order);
-                let params = ParamLine {
-                    workload: Some(Workload::Laplace),
-                    policy: self.policy.map(WakePolicy::policy),
-                    seed: Some(seed),
-                    chaos: Some(self.chaos),
-                    watchdog: Some(self.watchdog),
-                    size: self.size,
-                    iterations: self.iterations,
-                    fault: self.fault.map(IpiFault::fault),
-                    pool: self.pool.map(Pool::pool),
-                    ..ParamLine::default()
-                }
-                .tokens();
+                let busy_core_test = self.fault == Some(IpiFault::BusySearcher);
+                let params = if busy_core_test {
+                    ParamLine {
+                        mode: Some(Mode::Test),
+                        test_filter: Some(BUSY_CORE_TEST.to_string()),
+                        policy: self.policy.map(WakePolicy::policy),
+                        seed: Some(seed),
+                        chaos: Some(self.chaos),
+                        watchdog: Some(self.watchdog),
+                        fault: self.fault.map(IpiFault::fault),
+                        ..ParamLine::default()
+                    }
+                    .tokens()
+                } else {
+                    ParamLine {
+                        workload: Some(Workload::Laplace),
+                        policy: self.policy.map(WakePolicy::policy),
+                        seed: Some(seed),
+                        chaos: Some(self.chaos),
+                        watchdog: Some(self.watchdog),
+                        size: self.size,
+                        iterations: self.iterations,
+                        fault: self.fault.map(IpiFault::fault),
+                        pool: self.pool.map(Pool::pool),
+                        ..ParamLine::default()
+                    }
+                    .tokens()
+                };
                 // The limit stays out of the replay command: replaying a
                 // hang wants `cargo xtask run`'s own limit and a live echo.
                 let mut boot = BootSpec::new(
@@ -245,6 +284,12 @@ impl StressConfig {
                     self.timeout_s,
                     false,
                 );
+                if busy_core_test {
+                    // The test prints no grid result; a boot that passes
+                    // must print the test's own line.
+                    boot.expect_result = false;
+                    boot.marks = vec![BUSY_CORE_TEST_LINE.to_string()];
+                }
                 boot.stall_s = Some(self.stall_s);
                 boot.examine_on_timeout = true;
                 boot.with_ipi_oracle = self.ipi_oracle;
@@ -415,6 +460,49 @@ mod tests {
         json.as_object_mut().unwrap().remove("bochs");
         let back: StressConfig = serde_json::from_value(json).unwrap();
         assert_eq!(back.bochs, None);
+    }
+
+    #[test]
+    fn a_busy_searcher_campaign_boots_the_busy_core_test_and_needs_three_halting_cores() {
+        let busy = StressConfig {
+            fault: Some(IpiFault::BusySearcher),
+            policy: Some(WakePolicy::StateMachine),
+            ..config()
+        };
+        busy.validate().unwrap();
+        let run = &busy.plan()[0];
+        assert_eq!(
+            run.boot.params.join(" "),
+            format!(
+                "mode=test test={BUSY_CORE_TEST} policy=state-machine seed={} chaos=off watchdog=20 fault=busy-searcher",
+                run.seed
+            )
+        );
+        assert!(!run.boot.expect_result);
+        assert_eq!(run.boot.marks, [BUSY_CORE_TEST_LINE]);
+        for broken in [
+            StressConfig {
+                scope: CampaignScope {
+                    smp: vec![2, 4],
+                    ..busy.scope.clone()
+                },
+                ..busy.clone()
+            },
+            StressConfig {
+                pool: Some(Pool::Pinned),
+                ..busy.clone()
+            },
+            StressConfig {
+                iterations: Some(100),
+                ..busy.clone()
+            },
+            StressConfig {
+                size: Some(64),
+                ..busy.clone()
+            },
+        ] {
+            assert_eq!(broken.validate().unwrap_err().exit_code(), 2, "{broken:?}");
+        }
     }
 
     #[test]

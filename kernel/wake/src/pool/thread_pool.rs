@@ -31,8 +31,14 @@ enum Item {
     /// Private work for this worker.
     Job(Job),
     /// The work-conserving rule chose this worker to search the shared
-    /// queue.
+    /// queue: its search wake (ticket), of which at most one is on its way.
     Search,
+    /// The always-unpark baseline's extra wake: the worker looks at the
+    /// shared queue when it has drained it, but it is not a ticket. (Sent
+    /// as a `Search`, a worker whose real ticket was still on its way
+    /// would drain this one, count its ticket as arrived and be chosen
+    /// again: two search wakes in flight, which the rule's bound forbids.)
+    Nudge,
 }
 
 /// How a pool is built.
@@ -391,7 +397,7 @@ impl Producer {
             self.shared.submit(chosen, Item::Search, &self.counters);
         });
         if let Some(worker) = self.shared.unparked_for_shared_job() {
-            self.shared.submit(worker, Item::Search, &self.counters);
+            self.shared.submit(worker, Item::Nudge, &self.counters);
         }
     }
 
@@ -526,6 +532,7 @@ fn sort(batch: &mut VecDeque<Item>, private: &mut VecDeque<Job>, searcher: &mut 
         match item {
             Item::Job(job) => private.push_back(job),
             Item::Search => searcher.search_wake_drained(),
+            Item::Nudge => {}
         }
     }
 }
