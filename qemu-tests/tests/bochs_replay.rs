@@ -127,3 +127,40 @@ fn a_recorded_lost_wakeup_replays_byte_for_byte() {
         "{difference}"
     );
 }
+
+/// `replay --explain` of the committed lost wakeup: the watched boot fails
+/// as recorded, and the accesses before the lost halt are seed 004's
+/// interleaving (the victim's inbox check finds it empty, a waker pushes
+/// and reads the victim's state as not halted, the victim halts).
+#[test]
+fn a_recorded_lost_wakeup_explains_itself_as_the_racy_check() {
+    let _one = one_at_a_time();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING);
+    let recording =
+        replay::load(&path, None).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    let victim = xtask::stress::explain::victim_of(&recording.run.record.serial)
+        .unwrap_or_else(|err| panic!("{err}"));
+    let kernel =
+        build_kernel(&recording.build).unwrap_or_else(|err| panic!("kernel build failed: {err}"));
+    let explanation = xtask::stress::explain::explain(&recording, &kernel, &victim, false)
+        .unwrap_or_else(|err| panic!("explain failed to run: {err}"));
+    let report = explanation.report(Path::new("(not written)"));
+    assert!(explanation.is_complete(), "{report}");
+    let [check, push, read, halt] = explanation
+        .racy_check
+        .unwrap_or_else(|| panic!("not the racy check's interleaving:\n{report}"));
+    assert!(check < push && push < read && read < halt, "{report}");
+    for (index, expected) in [
+        (check, "reads  core"),
+        (push, "writes core"),
+        (read, "reads  core"),
+        (halt, "(now: state halted"),
+    ] {
+        assert!(
+            explanation.lines[index].contains(expected),
+            "access {index}: `{}` lacks `{expected}`\n{report}",
+            explanation.lines[index]
+        );
+    }
+    assert!(explanation.lines[push].contains("Inbox::push"), "{report}");
+}

@@ -109,6 +109,12 @@ pub struct ReplayArgs {
     /// Print the replayed serial output as it comes.
     #[arg(long)]
     pub echo: bool,
+    /// For a boot whose guest reported a lost wakeup: boot it again under
+    /// Bochs's debugger (watchpoints on the victim core's wake state and
+    /// inbox count, no change to the guest) and print every access to
+    /// them, with cores and functions, up to the lost halt.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Options shared by everything that builds the kernel.

@@ -1,10 +1,12 @@
-//! `cargo xtask replay FILE.json [--run N]`: boot a recorded Bochs boot
-//! again and fail (exit 1) if its serial output differs from the
-//! recording in any byte, naming the first differing line.
+//! `cargo xtask replay FILE.json [--run N] [--explain]`: boot a recorded
+//! Bochs boot again and fail (exit 1) if its serial output differs from
+//! the recording in any byte, naming the first differing line; with
+//! `--explain`, the history of the lost wakeup's victim's words.
 
 use crate::cli::ReplayArgs;
 use crate::error::{Result, XtaskError};
 use crate::runner::kernel_build::build_kernel;
+use crate::stress::explain;
 use crate::stress::replay::{self, Replayed};
 
 /// Replays the chosen boot; bad arguments (no such file or boot, a QEMU
@@ -27,9 +29,29 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
         record.reason
     );
     println!("replay: {}", planned.boot.reproduce);
+    let victim = if args.explain {
+        Some(explain::victim_of(&record.serial)?)
+    } else {
+        None
+    };
     let kernel = build_kernel(&recording.build)?;
-    let replayed = replay::replay(&recording, &kernel, args.echo)?;
-    report(&recording.run.record.serial, &replayed)
+    match victim {
+        None => {
+            let replayed = replay::replay(&recording, &kernel, args.echo)?;
+            report(&recording.run.record.serial, &replayed)
+        }
+        Some(victim) => {
+            let explanation = explain::explain(&recording, &kernel, &victim, args.echo)?;
+            let path = explain::history_path(&args.file, recording.run.planned.order);
+            explanation.write_history(&path)?;
+            print!("{}", explanation.report(&path));
+            if explanation.is_complete() {
+                Ok(())
+            } else {
+                Err(XtaskError::Reported)
+            }
+        }
+    }
 }
 
 fn report(recorded: &str, replayed: &Replayed) -> Result<()> {

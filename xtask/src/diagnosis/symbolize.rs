@@ -41,6 +41,122 @@ pub fn function_names(elf: &Path, elf_addresses: &[u64]) -> Result<Vec<Option<St
     ))
 }
 
+/// The binutils tool that lists an ELF's symbols.
+pub const NM: &str = "nm";
+
+/// The address (in the ELF's own layout) of the one function whose
+/// demangled name is `name` (`nm -C --defined-only`): for a breakpoint.
+pub fn function_address(elf: &Path, name: &str) -> Result<u64, String> {
+    let tool = find_in_path(NM)
+        .ok_or_else(|| format!("{NM} not found on PATH (Debian package binutils)"))?;
+    let output = Command::new(tool)
+        .args(["-C", "--defined-only"])
+        .arg(elf)
+        .output()
+        .map_err(|err| format!("could not run {NM}: {err}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{NM} failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    find_function(&String::from_utf8_lossy(&output.stdout), name)
+        .ok_or_else(|| format!("{} has no function {name}", elf.display()))
+}
+
+/// The address of the text symbol named `name` in `nm -C` output.
+fn find_function(nm_output: &str, name: &str) -> Option<u64> {
+    nm_output.lines().find_map(|line| {
+        let mut words = line.splitn(3, ' ');
+        let address = words.next()?;
+        let kind = words.next()?;
+        let symbol = words.next()?;
+        (symbol == name && kind.eq_ignore_ascii_case("t"))
+            .then(|| u64::from_str_radix(address, 16).ok())
+            .flatten()
+    })
+}
+
+/// One inlined frame: its demangled function and `file:line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The demangled function.
+    pub function: String,
+    /// `file:line` (`??:0` unknown).
+    pub location: String,
+}
+
+/// Each address's chain of inlined frames, innermost first (`addr2line
+/// -a -f -C -i`): an atomic's load inlined into the protocol code comes
+/// with the function it was written in.
+pub fn inline_chains(elf: &Path, elf_addresses: &[u64]) -> Result<Vec<Vec<Frame>>, String> {
+    if elf_addresses.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tool = find_in_path(ADDR2LINE)
+        .ok_or_else(|| format!("{ADDR2LINE} not found on PATH (Debian package binutils)"))?;
+    let output = Command::new(tool)
+        .args(["-a", "-f", "-C", "-i", "-e"])
+        .arg(elf)
+        .args(elf_addresses.iter().map(|address| format!("{address:#x}")))
+        .output()
+        .map_err(|err| format!("could not run {ADDR2LINE}: {err}"))?;
+    if !output.status.success() {
+        return Err(format!("{ADDR2LINE} failed ({})", output.status));
+    }
+    let mut chains = parse_inline_chains(&String::from_utf8_lossy(&output.stdout));
+    chains.resize(elf_addresses.len(), Vec::new());
+    Ok(chains)
+}
+
+/// `addr2line -a -f -i` output: an `0x...` line per address, then
+/// function / location pairs.
+fn parse_inline_chains(output: &str) -> Vec<Vec<Frame>> {
+    let mut chains: Vec<Vec<Frame>> = Vec::new();
+    let mut lines = output.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("0x") {
+            chains.push(Vec::new());
+            continue;
+        }
+        let location = lines.next().unwrap_or("??:0").to_string();
+        if let Some(chain) = chains.last_mut()
+            && line != "??"
+        {
+            chain.push(Frame {
+                function: line.to_string(),
+                location,
+            });
+        }
+    }
+    chains
+}
+
+/// `Type::method` for a demangled path: generic arguments dropped, the
+/// last two segments kept (`<vigil_wake::inbox::Inbox<T>>::push` is
+/// `Inbox::push`).
+pub fn short_function_name(name: &str) -> String {
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    // `<Type<Args>>::method`: the outer angle brackets qualify, the inner
+    // ones are arguments.
+    let name = match name.strip_prefix('<') {
+        Some(rest) => rest.replacen(">::", "::", 1),
+        None => name.to_string(),
+    };
+    for c in name.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let segments: Vec<&str> = plain.split("::").filter(|s| !s.is_empty()).collect();
+    segments[segments.len().saturating_sub(2)..].join("::")
+}
+
 /// `addr2line -f` prints two lines per address: the function, then
 /// `file:line`. Keeps the functions; `??` becomes `None`.
 pub fn parse_function_lines(output: &str, count: usize) -> Vec<Option<String>> {
@@ -73,6 +189,53 @@ mod tests {
                 None,
                 None
             ]
+        );
+    }
+
+    #[test]
+    fn a_function_is_found_by_its_whole_demangled_name() {
+        let nm = "000000000004efd8 B VIGIL_DEBUG\n\
+                  0000000000015bb0 t vigil_kernel::smp::bringup::start_all_aps\n\
+                  0000000000015c00 t vigil_kernel::smp::bringup::start_all_aps_slowly\n";
+        assert_eq!(
+            find_function(nm, "vigil_kernel::smp::bringup::start_all_aps"),
+            Some(0x15bb0)
+        );
+        assert_eq!(find_function(nm, "VIGIL_DEBUG"), None);
+        assert_eq!(find_function(nm, "start_all_aps"), None);
+    }
+
+    #[test]
+    fn inline_chains_and_short_names() {
+        let output = "0x000000000001e541\n\
+                      core::sync::atomic::atomic_load::<usize, false>\n\
+                      /rust/library/core/src/sync/atomic.rs:4319\n\
+                      <vigil_wake::inbox::Inbox<vigil_kernel::sched::inbound::Inbound>>::drain_into\n\
+                      /work/main/kernel/wake/src/inbox.rs:119\n\
+                      0x0000000000000001\n\
+                      ??\n\
+                      ??:0\n";
+        let chains = parse_inline_chains(output);
+        assert_eq!(chains.len(), 2);
+        assert_eq!(chains[0].len(), 2);
+        assert_eq!(
+            chains[0][1].location,
+            "/work/main/kernel/wake/src/inbox.rs:119"
+        );
+        assert!(chains[1].is_empty());
+        assert_eq!(
+            short_function_name(&chains[0][1].function),
+            "Inbox::drain_into"
+        );
+        assert_eq!(
+            short_function_name(
+                "vigil_wake::waker::wake_core::<vigil_kernel::sched::inbound::Inbound, X>"
+            ),
+            "waker::wake_core"
+        );
+        assert_eq!(
+            short_function_name("core::sync::atomic::atomic_load::<usize, false>"),
+            "atomic::atomic_load"
         );
     }
 

@@ -142,6 +142,10 @@ pub struct BochsConfig {
     pub echo: bool,
     /// The settings that fix the interleaving.
     pub settings: BochsSettings,
+    /// Bochs debugger commands to run instead of a plain `continue`
+    /// (breakpoints, watchpoints, memory reads); what the debugger prints
+    /// comes back in [`BochsOutcome::debugger_log`].
+    pub debugger_commands: Option<String>,
 }
 
 impl BochsConfig {
@@ -153,6 +157,7 @@ impl BochsConfig {
             stall_s: None,
             echo: false,
             settings: BochsSettings::default(),
+            debugger_commands: None,
         }
     }
 }
@@ -181,6 +186,9 @@ pub struct BochsOutcome {
     pub checksum_checks: Vec<ChecksumCheck>,
     /// The `bochsrc` it ran with (its paths in a scratch directory, gone).
     pub bochsrc: String,
+    /// What the debugger printed (`-dbglog`), when the boot ran
+    /// [`BochsConfig::debugger_commands`].
+    pub debugger_log: Option<String>,
 }
 
 /// How xtask starts Bochs (in a scratch directory holding `bochsrc` and
@@ -380,7 +388,11 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     );
     write(&rc, &rc_text)?;
     write(&serial_path, "")?;
-    write(&commands, "continue\n")?;
+    write(
+        &commands,
+        config.debugger_commands.as_deref().unwrap_or("continue\n"),
+    )?;
+    let debugger_log_path = dir.join("debugger.log");
 
     let stderr_path = dir.join("xvfb-run.stderr");
     let stderr = fs::File::create(&stderr_path)
@@ -390,7 +402,11 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
         .args(["-a", "bochs", "-q", "-f"])
         .arg(&rc)
         .arg("-rc")
-        .arg(&commands)
+        .arg(&commands);
+    if config.debugger_commands.is_some() {
+        command.arg("-dbglog").arg(&debugger_log_path);
+    }
+    command
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -493,6 +509,9 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
         stalled,
         elapsed,
         bochsrc: rc_text,
+        debugger_log: config.debugger_commands.is_some().then(|| {
+            String::from_utf8_lossy(&fs::read(&debugger_log_path).unwrap_or_default()).into_owned()
+        }),
     }))
 }
 
@@ -583,6 +602,7 @@ mod tests {
             elapsed: Duration::ZERO,
             checksum_checks: Vec::new(),
             bochsrc: String::new(),
+            debugger_log: None,
         };
         let spec = BootSpec::new(
             &crate::runner::kernel_build::BuildConfig::default(),
@@ -637,6 +657,7 @@ mod tests {
             elapsed: Duration::ZERO,
             checksum_checks: Vec::new(),
             bochsrc: String::new(),
+            debugger_log: None,
         };
         assert!(outcome(Some(ExitCode::Success), false).is_success());
         assert!(!outcome(Some(ExitCode::Panic), false).is_success());

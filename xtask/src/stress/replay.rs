@@ -145,11 +145,23 @@ impl Replayed {
 /// Boots `recording` again on `kernel` (built with [`Recording::build`])
 /// and compares the serial output with the recording.
 pub fn replay(recording: &Recording, kernel: &KernelArtifacts, echo: bool) -> Result<Replayed> {
+    replay_with_debugger(recording, kernel, echo, None)
+}
+
+/// [`replay`], with Bochs's debugger running `debugger_commands` (what it
+/// printed is in the outcome's `debugger_log`).
+pub fn replay_with_debugger(
+    recording: &Recording,
+    kernel: &KernelArtifacts,
+    echo: bool,
+    debugger_commands: Option<String>,
+) -> Result<Replayed> {
     let spec = &recording.run.planned.boot;
     let Some(mut config) = spec.bochs_config() else {
         return Err(XtaskError::usage("not a Bochs boot"));
     };
     config.echo = echo;
+    config.debugger_commands = debugger_commands;
     let image = bios_image_with_params(kernel, &spec.params)?;
     let outcome = bochs::run(&config, &image)?;
     let record = &recording.run.record;

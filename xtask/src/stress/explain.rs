@@ -1,0 +1,872 @@
+//! `cargo xtask replay FILE.json --explain`: the history of a lost
+//! wakeup's victim core, from Bochs's own instrumentation, with no change
+//! to the guest. The recorded boot runs three more times:
+//!
+//! 1. with a breakpoint where the kernel has filled its debug table
+//!    ([`BREAK_AFTER_TABLE`]): the debugger reads the victim's wake-state
+//!    byte and inbox-count addresses and every core's APIC id from it;
+//! 2. with the same breakpoint: the debugger translates those two
+//!    addresses to physical ones (Bochs's watchpoints are physical);
+//! 3. with read and write watchpoints on both words: at each stop the
+//!    debugger prints the CPU, the instruction after the access and the
+//!    emulated time, and reads both words.
+//!
+//! Passes 1 and 2 stop once, before the APs start, and must print the
+//! recording byte for byte (checked: a breakpoint that moved the execution
+//! would make the addresses another boot's). Pass 3 stops at every access:
+//! Bochs's clock moves a little at each stop (measured: the same lost
+//! wakeups, tasks and counts, time figures a few µs apart), so its output
+//! is compared with the recording twice: byte for byte (the first
+//! difference is printed), and on the lines that say what failed, time
+//! figures masked (these must agree, or the explanation fails).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use vigil_proto::debug_table::{APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, STATE_ADDRESSES_AT};
+
+use crate::diagnosis::debug_table::ProtocolState;
+use crate::diagnosis::symbolize;
+use crate::error::{Result, XtaskError};
+use crate::guest::run_output::{LOST_WAKEUP, parse_debug_table_line, parse_hex};
+use crate::guest::serial_diff::FirstDifference;
+use crate::guest::test_output::strip_core_prefix;
+use crate::runner::kernel_build::KernelArtifacts;
+use crate::stress::replay::{Recording, Replayed, replay_with_debugger};
+
+/// The kernel function the explanation's first two passes break at: it
+/// starts the APs, after the debug table is filled and before any AP runs.
+pub const BREAK_AFTER_TABLE: &str = "vigil_kernel::smp::bringup::start_all_aps";
+
+/// Continues the watch pass feeds the debugger (each followed by two
+/// memory reads). A boot with more stops than this is cut (reported).
+pub const MAX_WATCH_STOPS: usize = 400_000;
+
+/// Events shown before the lost halt.
+pub const EVENTS_BEFORE_THE_HALT: usize = 12;
+
+/// What the recorded output says about the boot to explain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Victim {
+    /// The core the first lost-wakeup report names.
+    pub core: usize,
+    /// The debug table's address (the kernel's boot line).
+    pub table_address: u64,
+    /// Where the kernel image was loaded (ELF address = RIP - this).
+    pub image_offset: u64,
+}
+
+/// The victim of the first lost-wakeup report and the debug table's
+/// address, from a recorded serial output. A boot without a lost-wakeup
+/// report or a debug-table line is a usage error: there is nothing to
+/// explain, or no way to find the words.
+pub fn victim_of(serial: &str) -> Result<Victim> {
+    let messages = || serial.lines().filter_map(strip_core_prefix).map(|(_, m)| m);
+    let core = messages()
+        .find_map(|message| {
+            let rest = message.strip_prefix(LOST_WAKEUP)?;
+            rest.split(':').next()?.trim().parse().ok()
+        })
+        .ok_or_else(|| {
+            XtaskError::usage(
+                "--explain explains a lost wakeup, and the recorded guest reported none (no `LOST WAKEUP on core N` line)",
+            )
+        })?;
+    let table = messages()
+        .find_map(|message| parse_debug_table_line(message.trim_end()))
+        .ok_or_else(|| {
+            XtaskError::usage("the recorded output has no `vigil: debug table at` line")
+        })?;
+    Ok(Victim {
+        core,
+        table_address: table.table_address,
+        image_offset: table.image_offset,
+    })
+}
+
+/// Which of the victim's words an access touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Word {
+    /// The wake-state byte.
+    State,
+    /// The inbox's item count.
+    InboxLen,
+}
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A load (or the load of an RMW).
+    Read,
+    /// A store (or the store of an RMW).
+    Write,
+}
+
+/// One stop of the watch pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchEvent {
+    /// Bochs's emulated time at the stop.
+    pub tick: u64,
+    /// The Bochs CPU that made the access.
+    pub cpu: u32,
+    /// Read or write.
+    pub access: Access,
+    /// Which word.
+    pub word: Word,
+    /// The linear address of the instruction after the access.
+    pub next_rip: u64,
+    /// The state byte right after the access.
+    pub state_after: Option<u8>,
+    /// The inbox count right after the access.
+    pub inbox_after: Option<u64>,
+}
+
+/// Pass 1: break after the table is filled, read the victim's two word
+/// addresses and the APIC ids of `cores` cores.
+pub fn address_commands(breakpoint: u64, victim: &Victim, cores: u32) -> String {
+    let table = victim.table_address;
+    let word = |index: usize| table + 8 * index as u64;
+    format!(
+        "lb {breakpoint:#x}\nc\nx /{cores}gx {:#x}\nx /1gx {:#x}\nx /1gx {:#x}\nc\n",
+        word(APIC_IDS_AT),
+        word(STATE_ADDRESSES_AT + victim.core),
+        word(INBOX_LEN_ADDRESSES_AT + victim.core),
+    )
+}
+
+/// Pass 2: the same breakpoint, then the two words' translations.
+pub fn translation_commands(breakpoint: u64, state: u64, inbox_len: u64) -> String {
+    format!("lb {breakpoint:#x}\nc\npage {state:#x}\npage {inbox_len:#x}\nc\n")
+}
+
+/// Pass 3: watchpoints on both physical words from the breakpoint on,
+/// then stop after stop: continue, read both words.
+pub fn watch_commands(breakpoint: u64, state: u64, inbox_len: u64) -> String {
+    let mut out = format!(
+        "lb {breakpoint:#x}\nc\nwatch w {state:#x} 1\nwatch r {state:#x} 1\nwatch w {inbox_len:#x} 8\nwatch r {inbox_len:#x} 8\n"
+    );
+    for _ in 0..MAX_WATCH_STOPS {
+        let _ = write!(out, "c\nxp /1bx {state:#x}\nxp /1gx {inbox_len:#x}\n");
+    }
+    out
+}
+
+/// The values a debugger `x`/`xp` command printed, in order, for each
+/// occurrence of `command` in `log`.
+pub fn examined_values(log: &str, command: &str) -> Vec<Vec<u64>> {
+    let mut found = Vec::new();
+    let mut lines = log.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() != command {
+            continue;
+        }
+        let mut values = Vec::new();
+        while let Some(next) = lines.peek() {
+            let next = next.trim();
+            if next == "[bochs]:" {
+                lines.next();
+                continue;
+            }
+            let Some((_, words)) = next.split_once(">:").filter(|_| next.starts_with("0x")) else {
+                break;
+            };
+            values.extend(words.split_whitespace().filter_map(parse_hex));
+            lines.next();
+        }
+        found.push(values);
+    }
+    found
+}
+
+/// The physical address each `page` command's output gives, in order
+/// (`linear page 0xL maps to physical page 0xP`), plus the page offset of
+/// the linear address asked for.
+pub fn translations(log: &str) -> Vec<u64> {
+    let mut asked = None;
+    let mut out = Vec::new();
+    for line in log.lines() {
+        let line = line.trim();
+        if let Some(address) = line.strip_prefix("page ") {
+            asked = parse_hex(address);
+        } else if let Some(rest) = line.strip_prefix("linear page ")
+            && let Some((_, physical)) = rest.split_once(" maps to physical page ")
+            && let (Some(physical), Some(linear)) = (parse_hex(physical), asked.take())
+        {
+            out.push(physical + (linear & 0xfff));
+        }
+    }
+    out
+}
+
+/// The watch pass's stops, from its debugger log: each `Caught ... watch
+/// point` with its CPU's next instruction, the stop's time and the two
+/// words read after it. Returns the events and how many continues ran.
+pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, usize) {
+    let mut events: Vec<WatchEvent> = Vec::new();
+    let mut block_start = 0;
+    let mut continues = 0;
+    let mut tick = 0;
+    let mut pending: Vec<(u32, Access, Word)> = Vec::new();
+    let mut reading: Option<Word> = None;
+    for line in log.lines() {
+        let line = line.trim();
+        if line == "c" {
+            continues += 1;
+            block_start = events.len();
+            pending.clear();
+            continue;
+        }
+        if let Some(t) = line.strip_prefix("Next at t=") {
+            tick = t.trim().parse().unwrap_or(tick);
+            for event in &mut events[block_start..] {
+                event.tick = tick;
+            }
+            continue;
+        }
+        if let Some(address) = line.strip_prefix("xp /1bx ") {
+            reading = (parse_hex(address) == Some(state)).then_some(Word::State);
+            continue;
+        }
+        if let Some(address) = line.strip_prefix("xp /1gx ") {
+            reading = (parse_hex(address) == Some(inbox_len)).then_some(Word::InboxLen);
+            continue;
+        }
+        if let Some(word) = reading
+            && line.starts_with("0x")
+            && let Some((_, value)) = line.split_once(">:")
+        {
+            let value = parse_hex(value);
+            for event in &mut events[block_start..] {
+                match word {
+                    Word::State => event.state_after = value.and_then(|v| u8::try_from(v).ok()),
+                    Word::InboxLen => event.inbox_after = value,
+                }
+            }
+            reading = None;
+            continue;
+        }
+        let Some((cpu, rest)) = line
+            .strip_prefix('(')
+            .and_then(|rest| rest.split_once(')'))
+            .and_then(|(cpu, rest)| Some((cpu.parse::<u32>().ok()?, rest.trim())))
+        else {
+            continue;
+        };
+        if let Some(caught) = rest.strip_prefix("Caught ") {
+            let access = if caught.starts_with("read") {
+                Access::Read
+            } else {
+                Access::Write
+            };
+            let address = caught
+                .rsplit(' ')
+                .next()
+                .and_then(parse_hex)
+                .unwrap_or_default();
+            let word = if address == state {
+                Word::State
+            } else if (inbox_len..inbox_len + 8).contains(&address) {
+                Word::InboxLen
+            } else {
+                continue;
+            };
+            pending.push((cpu, access, word));
+        } else if rest.starts_with("[0x")
+            && let Some(index) = pending.iter().position(|(c, _, _)| *c == cpu)
+            && let Some(next_rip) = rest
+                .split_once(':')
+                .and_then(|(_, after)| after.split_whitespace().next())
+                .and_then(|rip| u64::from_str_radix(rip, 16).ok())
+        {
+            let (cpu, access, word) = pending.remove(index);
+            events.push(WatchEvent {
+                tick,
+                cpu,
+                access,
+                word,
+                next_rip,
+                state_after: None,
+                inbox_after: None,
+            });
+        }
+    }
+    (events, continues)
+}
+
+/// The lost halt: the first write of `Halted` to the victim's state while
+/// its inbox holds items, made by the victim itself.
+pub fn lost_halt(events: &[WatchEvent], victim_cpu: u32) -> Option<usize> {
+    events.iter().position(|event| {
+        event.cpu == victim_cpu
+            && event.word == Word::State
+            && event.access == Access::Write
+            && event.state_after.map(ProtocolState::from_byte) == Some(ProtocolState::Halted)
+            && event.inbox_after.is_some_and(|len| len > 0)
+    })
+}
+
+/// One history line: time, core, access, whose word, both words after
+/// it, where the access was written.
+pub fn describe(
+    event: &WatchEvent,
+    victim: usize,
+    core_of_cpu: &dyn Fn(u32) -> String,
+    function: &str,
+) -> String {
+    let state = event.state_after.map_or_else(
+        || "?".to_string(),
+        |byte| ProtocolState::from_byte(byte).to_string(),
+    );
+    let inbox = event
+        .inbox_after
+        .map_or_else(|| "?".to_string(), |len| len.to_string());
+    let word = match event.word {
+        Word::State => format!("core {victim}'s state"),
+        Word::InboxLen => format!("core {victim}'s inbox count"),
+    };
+    format!(
+        "t={:>11}  core {:>2} {:<6} {word:<21} (now: state {state}, inbox {inbox})  in {function}",
+        event.tick,
+        core_of_cpu(event.cpu),
+        match event.access {
+            Access::Read => "reads",
+            Access::Write => "writes",
+        },
+    )
+}
+
+/// `text` with every time figure (a number right before ` us`, or after
+/// `_us=`) replaced by `#`.
+pub fn without_time_figures(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        for (i, word) in words.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            let before_us = words.get(i + 1).is_some_and(|next| next.starts_with("us"))
+                && word.chars().all(|c| c.is_ascii_digit())
+                && !word.is_empty();
+            if before_us {
+                out.push('#');
+            } else if let Some((key, _)) = word.split_once("_us=") {
+                let _ = write!(out, "{key}_us=#");
+            } else {
+                out.push_str(word);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines that say what failed and how: each lost-wakeup report with
+/// the items and counts under it, and the result line, time figures
+/// masked. The watch pass must print these as the recording does.
+pub fn failure_lines(serial: &str) -> Vec<String> {
+    serial
+        .lines()
+        .filter(|line| {
+            strip_core_prefix(line).is_some_and(|(_, message)| {
+                message.starts_with(LOST_WAKEUP)
+                    || message.contains("notified by core")
+                    || message.trim_start().starts_with("counts:")
+                    || message.starts_with("laplace:")
+                    || message.starts_with("vigil: FAILED")
+            })
+        })
+        .map(|line| without_time_figures(line).trim_end().to_string())
+        .collect()
+}
+
+/// Where the full history goes: `target/explain/<file stem>-boot-<order>.txt`.
+pub fn history_path(recording: &Path, order: u64) -> PathBuf {
+    let stem = recording.file_stem().map_or_else(
+        || "recording".into(),
+        |stem| stem.to_string_lossy().into_owned(),
+    );
+    PathBuf::from("target")
+        .join("explain")
+        .join(format!("{stem}-boot-{order}.txt"))
+}
+
+/// Where each event's access was written: the innermost two inlined
+/// frames outside `core` (`Inbox::push, from CoreWake::push`), with the
+/// file and line of the first, from the ELF (the access is the
+/// instruction before the stop's next one). The reason when nothing could
+/// be named.
+pub fn event_functions(
+    elf: &Path,
+    events: &[WatchEvent],
+    image_offset: u64,
+) -> (Vec<Option<String>>, Option<String>) {
+    let addresses: Vec<u64> = events
+        .iter()
+        .map(|event| event.next_rip.wrapping_sub(image_offset).wrapping_sub(1))
+        .collect();
+    match symbolize::inline_chains(elf, &addresses) {
+        Ok(chains) => (
+            chains.iter().map(|chain| where_written(chain)).collect(),
+            None,
+        ),
+        Err(why) => (vec![None; events.len()], Some(why)),
+    }
+}
+
+/// The kernel's own frames of one access's chain, as one phrase.
+fn where_written(chain: &[symbolize::Frame]) -> Option<String> {
+    let mut own = chain.iter().filter(|frame| {
+        !frame.function.starts_with("core::") && !frame.function.starts_with("<core::")
+    });
+    let first = own.next()?;
+    let file = first.location.rsplit('/').next().unwrap_or(&first.location);
+    let mut phrase = format!(
+        "{} ({file})",
+        symbolize::short_function_name(&first.function)
+    );
+    if let Some(caller) = own.next() {
+        let _ = write!(
+            phrase,
+            " from {}",
+            symbolize::short_function_name(&caller.function)
+        );
+    }
+    Some(phrase)
+}
+
+/// What `--explain` found.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    /// The victim core.
+    pub victim: usize,
+    /// Every access, in order.
+    pub events: Vec<WatchEvent>,
+    /// One line per access ([`describe`]).
+    pub lines: Vec<String>,
+    /// The lost halt's index in `events`.
+    pub halt: Option<usize>,
+    /// The lost halt's four steps (indices in `events`), when they are
+    /// seed 004's: the victim's inbox check finds it empty, a waker
+    /// pushes, the waker reads the victim's state as not halted, the
+    /// victim halts.
+    pub racy_check: Option<[usize; 4]>,
+    /// How many continues the watch pass ran (more than
+    /// [`MAX_WATCH_STOPS`]: cut).
+    pub continues: usize,
+    /// Where the watched boot's output first differs from the recording.
+    pub watched_difference: Option<FirstDifference>,
+    /// Whether the watched boot failed as the recording did
+    /// ([`failure_lines`] equal).
+    pub same_failure: bool,
+    /// Why functions are unnamed, if they are.
+    pub unnamed: Option<String>,
+    /// Progress lines of the three passes.
+    pub passes: Vec<String>,
+}
+
+impl Explanation {
+    /// Whether the explanation holds: the watched boot failed as
+    /// recorded, and the lost halt is among the accesses.
+    pub fn is_complete(&self) -> bool {
+        self.same_failure && self.halt.is_some()
+    }
+
+    /// Writes every line of the history to `path`.
+    pub fn write_history(&self, path: &Path) -> Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
+        }
+        std::fs::write(path, self.lines.join("\n") + "\n")
+            .map_err(|err| XtaskError::failed(format!("writing {}: {err}", path.display())))
+    }
+
+    /// What the command prints (the history is at `path`).
+    pub fn report(&self, path: &Path) -> String {
+        let mut out = String::new();
+        for line in &self.passes {
+            let _ = writeln!(out, "explain: {line}");
+        }
+        if let Some(why) = &self.unnamed {
+            let _ = writeln!(out, "explain: note: functions not named: {why}");
+        }
+        if self.continues >= MAX_WATCH_STOPS {
+            let _ = writeln!(
+                out,
+                "explain: note: the boot stopped at the watchpoints more than {MAX_WATCH_STOPS} times; the history ends there"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "explain: {} accesses to core {}'s state and inbox count; the whole history: {}",
+            self.events.len(),
+            self.victim,
+            path.display()
+        );
+        match &self.watched_difference {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "explain: the watched boot's serial output is identical to the recording"
+                );
+            }
+            Some(difference) => {
+                let _ = writeln!(
+                    out,
+                    "explain: the watched boot's serial output differs from the recording (each stop moves Bochs's clock): {difference}"
+                );
+            }
+        }
+        if !self.same_failure {
+            let _ = writeln!(
+                out,
+                "explain: FAILED: the watched boot did not fail as the recording did (its lost-wakeup reports, counts or result differ beyond time figures): the history would be another execution's"
+            );
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "explain: its lost-wakeup reports, counts and result are the recording's (time figures aside)"
+        );
+        let Some(halt) = self.halt else {
+            let _ = writeln!(
+                out,
+                "explain: FAILED: core {} never writes `halted` with items in its inbox among the accesses",
+                self.victim
+            );
+            return out;
+        };
+        let _ = writeln!(
+            out,
+            "explain: the lost halt: core {} writes `halted` with work in its inbox (access {} of {}); the accesses up to it:",
+            self.victim,
+            halt + 1,
+            self.events.len()
+        );
+        for line in &self.lines[halt.saturating_sub(EVENTS_BEFORE_THE_HALT)..=halt] {
+            let _ = writeln!(out, "  {line}");
+        }
+        if let Some([check, push, read, halt]) = self.racy_check {
+            let _ = writeln!(
+                out,
+                "explain: the interleaving: core {v}'s inbox check finds it empty (access {}), core {w} pushes (access {}) and reads core {v}'s state as {} (access {}): no IPI; core {v} halts (access {}) with the item queued",
+                check + 1,
+                push + 1,
+                self.events[read].state_after.map_or_else(
+                    || "?".to_string(),
+                    |b| ProtocolState::from_byte(b).to_string()
+                ),
+                read + 1,
+                halt + 1,
+                v = self.victim,
+                w = self.core_name(self.events[push].cpu),
+            );
+        }
+        out
+    }
+
+    fn core_name(&self, cpu: u32) -> String {
+        self.line_core(cpu).unwrap_or_else(|| format!("cpu{cpu}"))
+    }
+
+    fn line_core(&self, cpu: u32) -> Option<String> {
+        let index = self.events.iter().position(|event| event.cpu == cpu)?;
+        let line = &self.lines[index];
+        let rest = line.split("core ").nth(1)?;
+        Some(rest.split_whitespace().next()?.to_string())
+    }
+}
+
+/// Seed 004's interleaving right before the lost halt at `halt`: the
+/// victim's last inbox read before it saw 0, a waker's push after that
+/// read, that waker's read of the victim's state after its push (not
+/// `halted`), and no write of the victim's state in between.
+pub fn racy_check(events: &[WatchEvent], victim_cpu: u32, halt: usize) -> Option<[usize; 4]> {
+    let before = &events[..halt];
+    let check = before.iter().rposition(|event| {
+        event.cpu == victim_cpu && event.word == Word::InboxLen && event.access == Access::Read
+    })?;
+    (before[check].inbox_after == Some(0)).then_some(())?;
+    let push = (check + 1..halt).find(|&i| {
+        let event = &events[i];
+        event.cpu != victim_cpu && event.word == Word::InboxLen && event.access == Access::Write
+    })?;
+    let read = (push + 1..halt).find(|&i| {
+        let event = &events[i];
+        event.cpu == events[push].cpu && event.word == Word::State && event.access == Access::Read
+    })?;
+    let state_read = events[read].state_after.map(ProtocolState::from_byte);
+    (state_read != Some(ProtocolState::Halted)).then_some(())?;
+    let victim_wrote_state = (check + 1..halt).any(|i| {
+        let event = &events[i];
+        event.cpu == victim_cpu && event.word == Word::State && event.access == Access::Write
+    });
+    (!victim_wrote_state).then_some([check, push, read, halt])
+}
+
+/// Runs the three passes for `victim` of `recording` (see the module
+/// docs). The first two must print the recording byte for byte.
+pub fn explain(
+    recording: &Recording,
+    kernel: &KernelArtifacts,
+    victim: &Victim,
+    echo: bool,
+) -> Result<Explanation> {
+    let recorded = &recording.run.record.serial;
+    let smp = recording.run.planned.boot.smp;
+    let breakpoint = symbolize::function_address(&kernel.elf, BREAK_AFTER_TABLE)
+        .map_err(XtaskError::failed)?
+        + victim.image_offset;
+    let mut passes = vec![format!(
+        "core {} lost a wakeup; pass 1 of 3 read its words' addresses from the debug table at {:#x} (breakpoint at {BREAK_AFTER_TABLE}, {breakpoint:#x})",
+        victim.core, victim.table_address
+    )];
+    let first = replay_with_debugger(
+        recording,
+        kernel,
+        false,
+        Some(address_commands(breakpoint, victim, smp)),
+    )?;
+    require_identical(&first, "pass 1")?;
+    let log = first.outcome.debugger_log.clone().unwrap_or_default();
+    let table = victim.table_address;
+    let word = |index: usize| table + 8 * index as u64;
+    let values = |command: String| -> Result<Vec<u64>> {
+        examined_values(&log, &command)
+            .into_iter()
+            .next()
+            .filter(|values| !values.is_empty())
+            .ok_or_else(|| {
+                XtaskError::failed(format!(
+                    "the debugger printed nothing for `{command}` ({} bytes of debugger log)",
+                    log.len()
+                ))
+            })
+    };
+    let state = values(format!(
+        "x /1gx {:#x}",
+        word(STATE_ADDRESSES_AT + victim.core)
+    ))?[0];
+    let inbox_len = values(format!(
+        "x /1gx {:#x}",
+        word(INBOX_LEN_ADDRESSES_AT + victim.core)
+    ))?[0];
+    let apic_ids = values(format!("x /{smp}gx {:#x}", word(APIC_IDS_AT)))?;
+    passes.push(format!(
+        "pass 2 of 3 translated core {}'s state byte ({state:#x}) and inbox count ({inbox_len:#x}) to physical addresses",
+        victim.core
+    ));
+    let second = replay_with_debugger(
+        recording,
+        kernel,
+        false,
+        Some(translation_commands(breakpoint, state, inbox_len)),
+    )?;
+    require_identical(&second, "pass 2")?;
+    let physical = translations(second.outcome.debugger_log.as_deref().unwrap_or(""));
+    let [state_phys, inbox_phys] = physical[..] else {
+        return Err(XtaskError::failed(format!(
+            "the debugger translated {} of the 2 addresses",
+            physical.len()
+        )));
+    };
+    passes.push(format!(
+        "pass 3 of 3 watched every read and write of physical {state_phys:#x} (state) and {inbox_phys:#x} (inbox count)"
+    ));
+    let third = replay_with_debugger(
+        recording,
+        kernel,
+        echo,
+        Some(watch_commands(breakpoint, state_phys, inbox_phys)),
+    )?;
+    let log = third.outcome.debugger_log.as_deref().unwrap_or("");
+    let (events, continues) = watch_events(log, state_phys, inbox_phys);
+    let (functions, unnamed) = event_functions(&kernel.elf, &events, victim.image_offset);
+    let core_of_cpu = |cpu: u32| {
+        apic_ids
+            .iter()
+            .position(|&id| id == u64::from(cpu))
+            .map_or_else(|| format!("cpu{cpu}"), |core| core.to_string())
+    };
+    let victim_cpu = apic_ids
+        .get(victim.core)
+        .and_then(|&id| u32::try_from(id).ok())
+        .unwrap_or(u32::MAX);
+    let lines = events
+        .iter()
+        .zip(&functions)
+        .map(|(event, function)| {
+            describe(
+                event,
+                victim.core,
+                &core_of_cpu,
+                function.as_deref().unwrap_or("??"),
+            )
+        })
+        .collect();
+    let halt = lost_halt(&events, victim_cpu);
+    let racy = halt.and_then(|halt| racy_check(&events, victim_cpu, halt));
+    Ok(Explanation {
+        victim: victim.core,
+        lines,
+        halt,
+        racy_check: racy,
+        continues,
+        watched_difference: third.difference.clone(),
+        same_failure: failure_lines(recorded) == failure_lines(&third.outcome.serial),
+        unnamed,
+        passes,
+        events,
+    })
+}
+
+/// A pass that stops once, before any AP runs, must print the recording.
+fn require_identical(replayed: &Replayed, pass: &str) -> Result<()> {
+    match &replayed.difference {
+        None => Ok(()),
+        Some(difference) => Err(XtaskError::failed(format!(
+            "{pass}'s boot (one breakpoint before the APs start) differs from the recording, so its addresses may be another boot's: {difference}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WATCH_LOG: &str = "\
+watch r 0x112f2b0 8
+read watchpoint at 0x00000112f2b0 len=8 inserted
+c
+(0) Caught read watch point at 0x00000112f2b0
+Next at t=201669683
+(0) [0x00000101d542] 0008:000000800001e542 (unk. ctxt): test rax, rax             ; 4885c0
+(1) [0x0000010345ce] 0008:00000080000355ce (unk. ctxt): cli                       ; fa
+xp /1bx 0x112f2b9
+[bochs]:
+0x000000000112f2b9 <bogus+       0>:\t0x00
+xp /1gx 0x112f2b0
+[bochs]:
+0x000000000112f2b0 <bogus+       0>:\t0x0000000000000000
+c
+Next at t=201742163
+(0) [0x000001034150] 0008:0000008000035150 (unk. ctxt): rdtsc                     ; 0f31
+(3) Caught write watch point at 0x00000112f2b0
+(3) [0x0000010320df] 0008:00000080000330df (unk. ctxt): inc rbp                   ; 48ffc5
+xp /1bx 0x112f2b9
+[bochs]:
+0x000000000112f2b9 <bogus+       0>:\t0x02
+xp /1gx 0x112f2b0
+[bochs]:
+0x000000000112f2b0 <bogus+       0>:\t0x0000000000000001
+c
+(0) Caught write watch point at 0x00000112f2b9
+Next at t=201743503
+(0) [0x0000010343db] 0008:00000080000353db (unk. ctxt): inc qword ptr ds:[r10+192] ; 49ff82c0000000
+xp /1bx 0x112f2b9
+[bochs]:
+0x000000000112f2b9 <bogus+       0>:\t0x02
+xp /1gx 0x112f2b0
+[bochs]:
+0x000000000112f2b0 <bogus+       0>:\t0x0000000000000001
+";
+
+    #[test]
+    fn stops_become_events_with_their_cpu_time_instruction_and_words() {
+        let (events, continues) = watch_events(WATCH_LOG, 0x112f2b9, 0x112f2b0);
+        assert_eq!(continues, 3);
+        assert_eq!(
+            events,
+            [
+                WatchEvent {
+                    tick: 201669683,
+                    cpu: 0,
+                    access: Access::Read,
+                    word: Word::InboxLen,
+                    next_rip: 0x800001e542,
+                    state_after: Some(0),
+                    inbox_after: Some(0),
+                },
+                WatchEvent {
+                    tick: 201742163,
+                    cpu: 3,
+                    access: Access::Write,
+                    word: Word::InboxLen,
+                    next_rip: 0x80000330df,
+                    state_after: Some(2),
+                    inbox_after: Some(1),
+                },
+                WatchEvent {
+                    tick: 201743503,
+                    cpu: 0,
+                    access: Access::Write,
+                    word: Word::State,
+                    next_rip: 0x80000353db,
+                    state_after: Some(2),
+                    inbox_after: Some(1),
+                },
+            ]
+        );
+        // Core 0 halts (writes Halted) with an item in its inbox.
+        assert_eq!(lost_halt(&events, 0), Some(2));
+        assert_eq!(lost_halt(&events, 3), None);
+        // No state read by the waker between its push and the halt: not
+        // seed 004's shape.
+        assert_eq!(racy_check(&events, 0, 2), None);
+        let mut with_read = events.clone();
+        with_read.insert(
+            2,
+            WatchEvent {
+                access: Access::Read,
+                word: Word::State,
+                state_after: Some(0),
+                ..events[1].clone()
+            },
+        );
+        assert_eq!(racy_check(&with_read, 0, 3), Some([0, 1, 2, 3]));
+        // The same with the victim's check seeing the item: no race.
+        with_read[0].inbox_after = Some(1);
+        assert_eq!(racy_check(&with_read, 0, 3), None);
+    }
+
+    #[test]
+    fn the_first_passes_outputs_parse() {
+        let log = "x /4gx 0x800004f7f0\n[bochs]:\n0x000000800004f7f0 <bogus+       0>:\t0x2800112f2b9\t0x2800112f439\n0x000000800004f800 <bogus+      16>:\t0x2800112f5b9\t0x2800112f739\nc\n";
+        assert_eq!(
+            examined_values(log, "x /4gx 0x800004f7f0"),
+            [vec![
+                0x2800112f2b9,
+                0x2800112f439,
+                0x2800112f5b9,
+                0x2800112f739
+            ]]
+        );
+        let log = "page 0x2800112f2b9\nPML4: 0x000000000111f023    ps         A pcd pwt S W P\n PDE: 0x80000000010000e3 XD PS g pat D A pcd pwt S W P\nlinear page 0x000002800112f000 maps to physical page 0x00000112f000\n";
+        assert_eq!(translations(log), [0x112f2b9]);
+    }
+
+    #[test]
+    fn the_victim_is_the_first_reported_core() {
+        let serial = "[c0] vigil: debug table at 0x800004efd8, kernel image offset 0x8000000000\n[c3] LOST WAKEUP on core 2: work was announced\n[c0] LOST WAKEUP on core 0: x\n";
+        assert_eq!(
+            victim_of(serial).unwrap(),
+            Victim {
+                core: 2,
+                table_address: 0x800004efd8,
+                image_offset: 0x8000000000
+            }
+        );
+        assert_eq!(victim_of("[c0] vigil: ok\n").unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn time_figures_are_masked_and_nothing_else() {
+        assert_eq!(
+            without_time_figures(
+                "[c3]          8547 us ago: WokeByIpi\n[c0] laplace: size=64 elapsed_us=854924 residual=2\n"
+            ),
+            "[c3]          # us ago: WokeByIpi\n[c0] laplace: size=64 elapsed_us=# residual=2\n"
+        );
+    }
+}
