@@ -24,6 +24,9 @@ pub struct SmpSummary {
     pub stuck: usize,
     /// Boots in which the watchdog caught lost wakeups.
     pub lost_wakeup_runs: usize,
+    /// Boots the guest did not report that the host found lost, from the
+    /// final statistics: a core halted with work in its inbox at the end.
+    pub lost_found_by_host: usize,
     /// Boots the in-guest strand watch ended (stealable work stranded).
     pub stranded: usize,
     /// Stuck boots in which the host found stealable work stranded (every
@@ -82,6 +85,13 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                             examination.stranded_stealable().is_some()
                                 || examination.busy_search_holder().is_some()
                         })
+                    })
+                    .count(),
+                lost_found_by_host: mine
+                    .iter()
+                    .filter(|run| {
+                        run.record.class == RunClass::LostWakeups
+                            && run.record.lost_wakeups.count() == 0
                     })
                     .count(),
                 lost_wakeup_runs: mine
@@ -159,7 +169,7 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>7} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+        "{:>4} {:>5} {:>6} {:>5} {:>13} {:>8} {:>8} {:>9} {:>7} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
         "smp",
         "runs",
         "passed",
@@ -185,12 +195,16 @@ pub fn table(config: &StressConfig, summaries: &[SmpSummary]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:>4} {:>5} {:>6} {:>5} {:>11} {:>8} {:>8} {:>9} {:>7} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
+            "{:>4} {:>5} {:>6} {:>5} {:>13} {:>8} {:>8} {:>9} {:>7} {:>5}  {:>17}  {:>9} {:>9} {:>9}",
             row.smp,
             row.runs,
             row.passed,
             row.stuck,
-            format!("{}({})", row.lost_wakeups, row.lost_wakeup_runs),
+            // In-guest reports (boots), and boots the host found lost.
+            format!(
+                "{}({})+{}h",
+                row.lost_wakeups, row.lost_wakeup_runs, row.lost_found_by_host
+            ),
             // In-guest reports, and stuck boots the host found stranded.
             format!("{}+{}h", row.stranded, row.stranded_found_by_host),
             row.checksum_failures,
