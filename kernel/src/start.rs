@@ -140,6 +140,12 @@ fn fail_on_lost_wakeups(code: ExitCode) -> ExitCode {
         );
         return ExitCode::CheckFailed;
     }
+    if sched::stealable::busy_searcher_unfired() {
+        println!(
+            "vigil: FAILED: the injected busy-searcher fault never fired (no core but core 0 ran pinned work)"
+        );
+        return ExitCode::CheckFailed;
+    }
     if let Some(fault) = sched::wake_ipi::unfired_fault() {
         println!(
             "vigil: FAILED: the injected {fault:?} IPI fault never fired (no wake IPI after its round)"

@@ -352,15 +352,20 @@ pub struct MutantsArgs {
     /// $MUTANT_TIMEOUT_S, else 600).
     #[arg(long, value_name = "SECONDS")]
     pub timeout_s: Option<u64>,
+    /// Mutants built and run at once, each job in its own target
+    /// directory (1..=64; default: host cores).
+    #[arg(long, value_name = "J", value_parser = crate::campaign::scope::parse_jobs)]
+    pub jobs: Option<usize>,
 }
 
 impl MutantsArgs {
-    /// The quick subset, with the default timeout.
+    /// The quick subset, with the default timeout and jobs.
     pub fn quick() -> Self {
         Self {
             names: Vec::new(),
             quick: true,
             timeout_s: None,
+            jobs: None,
         }
     }
 }

@@ -424,18 +424,20 @@ fn steal_beside_busy_core() -> TestResult {
         wakeup::yield_now();
     }
     // Wait until the cores that are to run the chunks have halted and no
-    // search from the last test's rounds is still going, so that the
-    // publication itself chooses the searcher: a halted core (or core 1,
-    // under the fault), never nobody.
+    // search from the last test's rounds is still going nor a search wake
+    // on its way (a core with a ticket in flight is passed over), so that
+    // the publication itself chooses the searcher: a halted core (or core
+    // 1, under the fault), never nobody.
     let me = crate::arch::percpu::current_index();
     let mut spins = 0u64;
-    while (2..n).any(|c| core_sched::cores()[c].wake.state() != State::Halted)
-        || stealable::pool().snapshot().searching != 0
-    {
+    while (2..n).any(|c| core_sched::cores()[c].wake.state() != State::Halted) || {
+        let pool = stealable::pool().snapshot();
+        pool.searching != 0 || pool.tickets_pending != 0
+    } {
         spins += 1;
         ensure!(
             spins < 50_000_000,
-            "cores 2.. never all halted with no search going"
+            "cores 2.. never all halted with no search going and no search wake on its way"
         );
         wakeup::yield_now();
     }

@@ -175,14 +175,18 @@ pub fn search_target_address() -> u64 {
 static BUSY_SEARCHER: AtomicUsize = AtomicUsize::new(usize::MAX);
 const BUSY_SEARCHER_ARMED: usize = usize::MAX - 1;
 
-/// Arms `fault=busy-searcher` (at boot, before any AP runs): the first
-/// core other than core 0 to run pinned work from then on skips
+/// Arms `fault=busy-searcher` (from the main task, after the APs started
+/// and before any pinned work is handed to them): the first core other
+/// than core 0 to run pinned work from then on skips
 /// [`before_pinned_work`] for the rest of the run. Registered idle (every
 /// AP is, from boot), it stays in the idle set while it runs pinned work
 /// and keeps a search it is given: the rule before the work-conserving
 /// one.
 pub fn arm_busy_searcher() {
-    // Relaxed: before the APs start (their start-up orders it).
+    // Relaxed: the push of the first pinned task to an AP comes after
+    // this store on this core, and the AP's drain of that push (the
+    // inbox's Acquire) orders it before the AP's load in
+    // `is_busy_searcher`.
     BUSY_SEARCHER.store(BUSY_SEARCHER_ARMED, Ordering::Relaxed);
 }
 
@@ -213,6 +217,12 @@ fn is_busy_searcher(me: usize) -> bool {
         }
         core => core == me,
     }
+}
+
+/// Whether `fault=busy-searcher` was armed and never fired (no core but
+/// core 0 ran pinned work after it was armed: the run proved nothing).
+pub fn busy_searcher_unfired() -> bool {
+    BUSY_SEARCHER.load(Ordering::Relaxed) == BUSY_SEARCHER_ARMED
 }
 
 /// The `fault=busy-searcher` core, once the fault fired.

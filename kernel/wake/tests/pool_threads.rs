@@ -287,3 +287,38 @@ fn a_private_job_waiting_for_a_shared_job_completes() {
         assert_eq!(stats.jobs_run, 2, "trial {trial}: {stats:?}");
     }
 }
+
+/// The always-unpark baseline (each shared job also nudges a worker,
+/// round-robin) runs every shared job, published from outside the pool
+/// and from its workers, and shuts down: its extra wakes are nudges, not
+/// search tickets, so the rule's bookkeeping is the protocol pool's.
+#[test]
+fn the_always_unpark_baseline_runs_every_shared_job() {
+    const WORKERS: usize = 4;
+    const JOBS: usize = 2000;
+    let pool = ThreadPool::new(PoolConfig {
+        policy: Policy::AlwaysIpi,
+        ..PoolConfig::new(WORKERS)
+    });
+    let (done, finished) = mpsc::channel();
+    for i in 0..JOBS {
+        let done = done.clone();
+        if i % 2 == 0 {
+            pool.spawn(move |_| done.send(()).unwrap());
+        } else {
+            // A shared job published by a worker.
+            pool.submit(i % WORKERS, move |worker| {
+                worker.spawn(move |_| done.send(()).unwrap());
+            });
+        }
+    }
+    for n in 0..JOBS {
+        assert_eq!(
+            finished.recv_timeout(HANG_GUARD),
+            Ok(()),
+            "job {n} of {JOBS} never ran"
+        );
+    }
+    let stats = pool.shutdown();
+    assert_eq!(stats.panicked_jobs, 0, "{stats:?}");
+}

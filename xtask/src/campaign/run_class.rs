@@ -44,11 +44,12 @@ impl RunClass {
         self == Self::Passed
     }
 
-    /// Whether a detector caught the boot: the guest's watchdogs and
-    /// checks, the host's stuck-core examination or its reading of the
-    /// final statistics, the IPI oracle. A boot that panicked, was killed
-    /// while still printing, or failed otherwise is not a detection (a
-    /// fault campaign counts only these).
+    /// Whether the class is a detector's: the guest's lost-wakeup, strand
+    /// and held-search watches and checksum check, the host's stuck-core
+    /// verdict or its reading of the final statistics, the IPI oracle. A
+    /// boot that panicked, was killed while still printing, or failed
+    /// otherwise is not a detection (a fault campaign counts these, see
+    /// `stress::report::caught` for the stuck and stuck-round cases).
     pub fn is_detection(self) -> bool {
         matches!(
             self,

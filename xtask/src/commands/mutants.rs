@@ -17,10 +17,14 @@ pub fn run_mutants(args: &MutantsArgs) -> Result<(Counts, bool)> {
     let options = Options {
         timeout: std::time::Duration::from_secs(Options::timeout_s(args.timeout_s)?),
         target_dir: loom_mutants_target_dir(),
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::stress::runner::default_jobs),
     };
     println!(
-        "xtask: mutation run: {} mutant(s), each built and run within {}s, in {}",
+        "xtask: mutation run: {} mutant(s), {} at a time, each built and run within {}s, in {}",
         chosen.len(),
+        options.jobs,
         options.timeout.as_secs(),
         options.target_dir.display()
     );

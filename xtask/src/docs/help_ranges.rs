@@ -46,7 +46,7 @@ pub fn parser_range(path: &str, id: &str) -> Option<(u64, u64)> {
     match (path, id) {
         ("run" | "stress" | "bench", "smp") => range(SMP_RANGE),
         ("stress" | "bench", "runs") => range(RUNS_RANGE),
-        ("stress", "jobs") => range(JOBS_RANGE),
+        ("stress" | "mutants", "jobs") => range(JOBS_RANGE),
         ("stress", "size") => range(GRID_SIZE_RANGE),
         ("stress", "iterations") => range(ITERATIONS_RANGE),
         ("stress", "watchdog_ms") => range(WATCHDOG_MS_RANGE),

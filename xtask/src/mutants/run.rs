@@ -1,8 +1,10 @@
 //! The mutation run: the baseline (the unmutated copy runs every model the
 //! chosen mutants use, and must pass), then each mutant in its own scratch
-//! copy, built and run under one timeout, and classified. One mutant at a
-//! time, all sharing one target directory (the dependencies build once;
-//! each copy's fresh modification times make cargo rebuild the crate, and
+//! copy, built and run under one timeout, and classified. `jobs` mutants
+//! at a time, each job with its own target directory under the run's
+//! (cargo locks a target directory for a whole build, so jobs sharing one
+//! would build one at a time; in its own, a job's dependencies build once
+//! and each copy's fresh modification times make cargo rebuild the crate;
 //! a build cargo reports as fresh, a reused one, is refused).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
 
+use crate::campaign::job_pool::run_jobs;
 use crate::error::{Result, XtaskError};
 use crate::guest::test_output::Counts;
 use crate::guest::verdict::QemuExit;
@@ -34,8 +37,17 @@ pub struct Options {
     /// One mutant's build and model run together (and each baseline
     /// step) must end within this.
     pub timeout: Duration,
-    /// Shared by every copy.
+    /// The run's target directory: job K builds in `job-K` under it.
     pub target_dir: PathBuf,
+    /// Mutants at once.
+    pub jobs: usize,
+}
+
+impl Options {
+    /// Job `job`'s target directory.
+    fn job_target_dir(&self, job: usize) -> PathBuf {
+        self.target_dir.join(format!("job-{job}"))
+    }
 }
 
 impl Options {
@@ -101,13 +113,45 @@ pub fn run(chosen: &[&Mutant], options: &Options) -> Result<Summary> {
     }
     let mut counts = Counts::default();
     let mut killed = 0;
-    for mutant in chosen {
-        let outcome = run_mutant(mutant, options)?;
-        println!("{}", report::verdict_lines(mutant, &outcome));
-        counts += outcome.verdict.counts();
-        if outcome.verdict == Verdict::Killed {
-            killed += 1;
-        }
+    let mut error = None;
+    // Each worker thread takes a job number (its target directory) for
+    // the whole run.
+    let next_job = std::sync::atomic::AtomicUsize::new(0);
+    let free_jobs = std::sync::Mutex::new(Vec::<usize>::new());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    run_jobs(
+        chosen.to_vec(),
+        options.jobs,
+        &stop,
+        |mutant| {
+            let job = free_jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .pop()
+                .unwrap_or_else(|| next_job.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            let outcome = run_mutant(mutant, options, &options.job_target_dir(job));
+            free_jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(job);
+            (mutant, outcome)
+        },
+        |(mutant, outcome)| match outcome {
+            Ok(outcome) => {
+                println!("{}", report::verdict_lines(mutant, &outcome));
+                counts += outcome.verdict.counts();
+                if outcome.verdict == Verdict::Killed {
+                    killed += 1;
+                }
+            }
+            Err(err) => {
+                error.get_or_insert(err);
+                stop.store(true, std::sync::atomic::Ordering::Release);
+            }
+        },
+    );
+    if let Some(err) = error {
+        return Err(err);
     }
     println!("{}", report::summary_line(killed, chosen.len()));
     Ok(Summary {
@@ -122,7 +166,12 @@ fn baseline(models: &BTreeSet<Model>, options: &Options) -> Result<Vec<String>> 
     let scratch = Scratch::new("baseline").map_err(scratch_error)?;
     let tests: BTreeSet<&str> = models.iter().map(|model| model.test).collect();
     let started = Instant::now();
-    let built = build(scratch.path(), &tests, started + options.timeout, options)?;
+    let built = build(
+        scratch.path(),
+        &tests,
+        started + options.timeout,
+        &options.job_target_dir(0),
+    )?;
     let mut failures = Vec::new();
     for model in models {
         let run = match &built {
@@ -144,7 +193,7 @@ fn baseline(models: &BTreeSet<Model>, options: &Options) -> Result<Vec<String>> 
 
 /// Applies `mutant` to a fresh copy, builds and runs its model within the
 /// timeout, and classifies the outcome.
-fn run_mutant(mutant: &Mutant, options: &Options) -> Result<verdict::Outcome> {
+fn run_mutant(mutant: &Mutant, options: &Options, target_dir: &Path) -> Result<verdict::Outcome> {
     let scratch = Scratch::new(mutant.name).map_err(scratch_error)?;
     if let Err(not_applied) = scratch.apply(mutant).map_err(scratch_error)? {
         return Ok(verdict::not_applied(mutant, not_applied.found));
@@ -152,7 +201,7 @@ fn run_mutant(mutant: &Mutant, options: &Options) -> Result<verdict::Outcome> {
     let started = Instant::now();
     let deadline = started + options.timeout;
     let tests = BTreeSet::from([mutant.model.test]);
-    let run = match build(scratch.path(), &tests, deadline, options)? {
+    let run = match build(scratch.path(), &tests, deadline, target_dir)? {
         Ok(executables) => {
             let mut run = run_model(
                 &executables[mutant.model.test],
@@ -178,7 +227,7 @@ fn build(
     crate_dir: &Path,
     tests: &BTreeSet<&str>,
     deadline: Instant,
-    options: &Options,
+    target_dir: &Path,
 ) -> Result<std::result::Result<Executables, ModelRun>> {
     let started = Instant::now();
     let mut command = cargo();
@@ -187,7 +236,7 @@ fn build(
         .args(["test", "--offline", "--release", "--no-run"])
         .arg("--message-format=json-render-diagnostics")
         .arg("--target-dir")
-        .arg(&options.target_dir)
+        .arg(target_dir)
         .env("RUSTFLAGS", "--cfg loom")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         // Its own process group, so that a timeout kills the compilers too.

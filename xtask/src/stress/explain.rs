@@ -9,10 +9,12 @@
 //!    addresses to physical ones (Bochs's watchpoints are physical);
 //! 3. with read and write watchpoints on both words: at each stop the
 //!    debugger prints the CPU, the instruction after the access and the
-//!    emulated time, and reads both words.
+//!    emulated time, and reads both words (an RMW is one stop, reported
+//!    as its write; the words read belong to a stop with one access).
 //!
 //! Passes 1 and 2 stop once, before the APs start, and must print the
-//! recording byte for byte (checked: a breakpoint that moved the execution
+//! recording byte for byte (up to the shorter output where the recorded
+//! boot was cut by a wall-clock limit) (checked: a breakpoint that moved the execution
 //! would make the addresses another boot's). Pass 3 stops at every access:
 //! Bochs's clock moves a little at each stop (measured: the same lost
 //! wakeups, tasks and counts, time figures a few µs apart), so its output
@@ -41,6 +43,12 @@ pub const BREAK_AFTER_TABLE: &str = "vigil_kernel::smp::bringup::start_all_aps";
 /// Continues the watch pass feeds the debugger (each followed by two
 /// memory reads). A boot with more stops than this is cut (reported).
 pub const MAX_WATCH_STOPS: usize = 400_000;
+
+/// The passes run without the recording's stall limit and with this many
+/// times the recorded boot's wall time (at least 10 minutes) as their
+/// timeout: a debugger stop at every access is much slower than the
+/// recorded boot, and a cut pass would look like another execution.
+pub const EXPLAIN_TIMEOUT_FACTOR: u64 = 20;
 
 /// Events shown before the lost halt.
 pub const EVENTS_BEFORE_THE_HALT: usize = 12;
@@ -96,9 +104,10 @@ pub enum Word {
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// A load (or the load of an RMW).
+    /// A load.
     Read,
-    /// A store (or the store of an RMW).
+    /// A store, or a read-modify-write (Bochs reports one stop per
+    /// instruction, the write when it writes).
     Write,
 }
 
@@ -115,9 +124,11 @@ pub struct WatchEvent {
     pub word: Word,
     /// The linear address of the instruction after the access.
     pub next_rip: u64,
-    /// The state byte right after the access.
+    /// The state byte read at the stop, if this was the stop's only
+    /// access (with two CPUs caught at one stop, the values read after it
+    /// are not either access's own).
     pub state_after: Option<u8>,
-    /// The inbox count right after the access.
+    /// The inbox count read at the stop, likewise.
     pub inbox_after: Option<u64>,
 }
 
@@ -235,7 +246,7 @@ pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, 
             && line.starts_with("0x")
             && let Some((_, value)) = line.split_once(">:")
         {
-            let value = parse_hex(value);
+            let value = parse_hex(value).filter(|_| events.len() - block_start == 1);
             for event in &mut events[block_start..] {
                 match word {
                     Word::State => event.state_after = value.and_then(|v| u8::try_from(v).ok()),
@@ -263,9 +274,15 @@ pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, 
                 .next()
                 .and_then(parse_hex)
                 .unwrap_or_default();
+            // Bochs names the access's start: an access that covers a
+            // word from below starts up to 7 bytes before it.
             let word = if address == state {
                 Word::State
             } else if (inbox_len..inbox_len + 8).contains(&address) {
+                Word::InboxLen
+            } else if (state.saturating_sub(7)..state).contains(&address) {
+                Word::State
+            } else if (inbox_len.saturating_sub(7)..inbox_len).contains(&address) {
                 Word::InboxLen
             } else {
                 continue;
@@ -293,15 +310,34 @@ pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, 
     (events, continues)
 }
 
-/// The lost halt: the first write of `Halted` to the victim's state while
-/// its inbox holds items, made by the victim itself.
+/// The lost halt: the first write of `Halted` to the victim's state, by
+/// the victim, while its inbox holds items, that nobody else notices: no
+/// other CPU reads `halted` from the state (a waker that would send the
+/// IPI) or writes it (a waker's claim) before the victim's next write of
+/// its state. A halt that a waker then finds is the protocol working.
 pub fn lost_halt(events: &[WatchEvent], victim_cpu: u32) -> Option<usize> {
-    events.iter().position(|event| {
-        event.cpu == victim_cpu
+    (0..events.len()).find(|&index| {
+        let event = &events[index];
+        let halts_with_work = event.cpu == victim_cpu
             && event.word == Word::State
             && event.access == Access::Write
             && event.state_after.map(ProtocolState::from_byte) == Some(ProtocolState::Halted)
-            && event.inbox_after.is_some_and(|len| len > 0)
+            && event.inbox_after.is_some_and(|len| len > 0);
+        halts_with_work
+            && !events[index + 1..]
+                .iter()
+                .take_while(|later| {
+                    !(later.cpu == victim_cpu
+                        && later.word == Word::State
+                        && later.access == Access::Write)
+                })
+                .any(|later| {
+                    later.cpu != victim_cpu
+                        && later.word == Word::State
+                        && (later.access == Access::Write
+                            || later.state_after.map(ProtocolState::from_byte)
+                                == Some(ProtocolState::Halted))
+                })
     })
 }
 
@@ -461,6 +497,9 @@ pub struct Explanation {
     pub same_failure: bool,
     /// Why functions are unnamed, if they are.
     pub unnamed: Option<String>,
+    /// The watched boot was cut by the host (its limits are lifted, so
+    /// only the explanation's own timeout).
+    pub watched_cut: bool,
     /// Progress lines of the three passes.
     pub passes: Vec<String>,
 }
@@ -469,7 +508,7 @@ impl Explanation {
     /// Whether the explanation holds: the watched boot failed as
     /// recorded, and the lost halt is among the accesses.
     pub fn is_complete(&self) -> bool {
-        self.same_failure && self.halt.is_some()
+        !self.watched_cut && self.same_failure && self.halt.is_some()
     }
 
     /// Writes every line of the history to `path`.
@@ -517,6 +556,13 @@ impl Explanation {
                     "explain: the watched boot's serial output differs from the recording (each stop moves Bochs's clock): {difference}"
                 );
             }
+        }
+        if self.watched_cut {
+            let _ = writeln!(
+                out,
+                "explain: FAILED: the watched boot was cut at the explanation's time limit ({EXPLAIN_TIMEOUT_FACTOR}x the recorded boot's wall time, at least 10 min) before it ended: the history is incomplete"
+            );
+            return out;
         }
         if !self.same_failure {
             let _ = writeln!(
@@ -714,6 +760,7 @@ pub fn explain(
         racy_check: racy,
         continues,
         watched_difference: third.difference.clone(),
+        watched_cut: third.outcome.timed_out || third.outcome.stalled,
         same_failure: failure_lines(recorded) == failure_lines(&third.outcome.serial),
         unnamed,
         passes,
@@ -811,6 +858,29 @@ xp /1gx 0x112f2b0
         // Core 0 halts (writes Halted) with an item in its inbox.
         assert_eq!(lost_halt(&events, 0), Some(2));
         assert_eq!(lost_halt(&events, 3), None);
+        // A waker that then reads `halted` (and sends the IPI) finds it:
+        // not lost.
+        let mut found = events.clone();
+        found.push(WatchEvent {
+            cpu: 3,
+            access: Access::Read,
+            word: Word::State,
+            state_after: Some(2),
+            ..events[2].clone()
+        });
+        assert_eq!(lost_halt(&found, 0), None);
+        // Nor with two accesses in one stop: their values are nobody's.
+        let (shared, _) = watch_events(
+            &WATCH_LOG.replace(
+                "(0) Caught write watch point at 0x00000112f2b9\n",
+                "(0) Caught write watch point at 0x00000112f2b9\n(3) Caught read watch point at 0x00000112f2b9\n(3) [0x0000010320df] 0008:00000080000330df (unk. ctxt): inc rbp ; 48ffc5\n",
+            ),
+            0x112f2b9,
+            0x112f2b0,
+        );
+        assert_eq!(shared.len(), 4);
+        assert_eq!((shared[2].state_after, shared[3].inbox_after), (None, None));
+        assert_eq!(lost_halt(&shared, 0), None);
         // No state read by the waker between its push and the halt: not
         // seed 004's shape.
         assert_eq!(racy_check(&events, 0, 2), None);

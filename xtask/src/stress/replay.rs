@@ -161,6 +161,18 @@ pub fn replay_with_debugger(
         return Err(XtaskError::usage("not a Bochs boot"));
     };
     config.echo = echo;
+    if debugger_commands.is_some() {
+        // Stops are slow: no stall limit, and a timeout of so many times
+        // the recorded boot's wall time (at least 10 minutes), at most so
+        // many times its own.
+        let factor = crate::stress::explain::EXPLAIN_TIMEOUT_FACTOR;
+        let recorded_s = recording.run.record.wall_s.max(0.0) as u64;
+        config.stall_s = None;
+        config.timeout_s = recorded_s
+            .saturating_mul(factor)
+            .max(600)
+            .min(config.timeout_s.saturating_mul(factor));
+    }
     config.debugger_commands = debugger_commands;
     let image = bios_image_with_params(kernel, &spec.params)?;
     let outcome = bochs::run(&config, &image)?;

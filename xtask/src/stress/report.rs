@@ -64,10 +64,7 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
                 .filter(|run| run.planned.boot.smp == smp)
                 .collect();
             let count = |class| mine.iter().filter(|run| run.record.class == class).count();
-            let detected = mine
-                .iter()
-                .filter(|run| run.record.class.is_detection())
-                .count();
+            let detected = mine.iter().filter(|run| caught(&run.record)).count();
             let totals: Vec<_> = mine
                 .iter()
                 .filter_map(|run| Some(run.record.stats.as_ref()?.totals()))
@@ -130,6 +127,18 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
             }
         })
         .collect()
+}
+
+/// Whether a detector caught the boot: its class is a detection
+/// ([`RunClass::is_detection`]), and a stuck boot was also examined (the
+/// host named its cores), or the guest's stuck-round watch ended it (a
+/// check failure classed as failed, with the watch's report).
+pub fn caught(record: &crate::campaign::boot_record::BootRecord) -> bool {
+    match record.class {
+        RunClass::Stuck => record.examination.is_some(),
+        RunClass::Failed => crate::guest::run_output::stuck_round_dump(&record.serial).is_some(),
+        class => class.is_detection(),
+    }
 }
 
 /// The block printed for a failed run: what happened, the host's
@@ -295,7 +304,15 @@ mod tests {
         let runs = vec![
             run(4, RunClass::Passed, OK),
             run(4, RunClass::LostWakeups, &format!("{lost}{OK}")),
+            // Stuck but never examined: no detector named anything.
             run(4, RunClass::Stuck, ""),
+            // The guest's stuck-round watch: a detection classed failed.
+            run(
+                4,
+                RunClass::Failed,
+                "[c3] STUCK ROUND: a fork-join round has not finished after 20000 ms\n[c3]   worker 2 (task 3): parker parked\n",
+            ),
+            run(4, RunClass::Failed, "[c0] PANIC: x\n"),
             run(
                 8,
                 RunClass::ChecksumMismatch,
@@ -303,18 +320,19 @@ mod tests {
             ),
         ];
         let rows = summarize(&[4, 8], &runs);
-        assert_eq!(rows[0].runs, 3);
+        assert_eq!(rows[0].runs, 5);
         assert_eq!(rows[0].passed, 1);
         assert_eq!(rows[0].stuck, 1);
         assert_eq!((rows[0].lost_wakeup_runs, rows[0].lost_wakeups), (1, 2));
         assert_eq!(rows[0].laplace_ms.unwrap().median, 2.0);
-        assert!((rows[0].detection_rate - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(rows[0].detected, 2);
+        assert!((rows[0].detection_rate - 2.0 / 5.0).abs() < 1e-9);
         assert_eq!(rows[1].checksum_failures, 1);
         let config = StressConfig::new(vec![4, 8], 3, WakePolicy::RacyFlag);
         let table = table(&config, &rows);
         assert!(table.contains("policy racy-flag"), "{table}");
         assert!(
-            detection_rates(&rows).contains("detection rate at 4 cores: 2/3 runs (67%)"),
+            detection_rates(&rows).contains("detection rate at 4 cores: 2/5 runs (40%)"),
             "{}",
             detection_rates(&rows)
         );
