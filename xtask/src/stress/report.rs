@@ -130,12 +130,19 @@ pub fn summarize(smp: &[u32], runs: &[StressRun]) -> Vec<SmpSummary> {
 }
 
 /// Whether a detector caught the boot: its class is a detection
-/// ([`RunClass::is_detection`]), and a stuck boot was also examined (the
-/// host named its cores), or the guest's stuck-round watch ended it (a
-/// check failure classed as failed, with the watch's report).
+/// ([`RunClass::is_detection`]), and a stuck boot's examination found
+/// what a lost wakeup leaves (a core halted with work in its inbox,
+/// stealable work stranded or held by a busy core: a guest that merely
+/// printed nothing for the stall limit is not caught), or the guest's
+/// stuck-round watch ended it (a check failure classed as failed, with
+/// the watch's report).
 pub fn caught(record: &crate::campaign::boot_record::BootRecord) -> bool {
     match record.class {
-        RunClass::Stuck => record.examination.is_some(),
+        RunClass::Stuck => record.examination.as_ref().is_some_and(|examination| {
+            !examination.halted_with_work().is_empty()
+                || examination.stranded_stealable().is_some()
+                || examination.busy_search_holder().is_some()
+        }),
         RunClass::Failed => crate::guest::run_output::stuck_round_dump(&record.serial).is_some(),
         class => class.is_detection(),
     }
