@@ -150,12 +150,26 @@ pub fn translation_commands(breakpoint: u64, state: u64, inbox_len: u64) -> Stri
     format!("lb {breakpoint:#x}\nc\npage {state:#x}\npage {inbox_len:#x}\nc\n")
 }
 
+/// What the watch pass stops at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watched {
+    /// Every read and write: the inbox check and the waker's state read
+    /// show, at the price of a stop at every poll of the inbox.
+    ReadsAndWrites,
+    /// Writes only: a tenth or so of the stops, so the execution moves
+    /// less (the fallback when the first watched boot did not fail as
+    /// recorded).
+    Writes,
+}
+
 /// Pass 3: watchpoints on both physical words from the breakpoint on,
 /// then stop after stop: continue, read both words.
-pub fn watch_commands(breakpoint: u64, state: u64, inbox_len: u64) -> String {
-    let mut out = format!(
-        "lb {breakpoint:#x}\nc\nwatch w {state:#x} 1\nwatch r {state:#x} 1\nwatch w {inbox_len:#x} 8\nwatch r {inbox_len:#x} 8\n"
-    );
+pub fn watch_commands(breakpoint: u64, state: u64, inbox_len: u64, watched: Watched) -> String {
+    let mut out =
+        format!("lb {breakpoint:#x}\nc\nwatch w {state:#x} 1\nwatch w {inbox_len:#x} 8\n");
+    if watched == Watched::ReadsAndWrites {
+        let _ = write!(out, "watch r {state:#x} 1\nwatch r {inbox_len:#x} 8\n");
+    }
     for _ in 0..MAX_WATCH_STOPS {
         let _ = write!(out, "c\nxp /1bx {state:#x}\nxp /1gx {inbox_len:#x}\n");
     }
@@ -487,6 +501,9 @@ pub struct Explanation {
     /// pushes, the waker reads the victim's state as not halted, the
     /// victim halts.
     pub racy_check: Option<[usize; 4]>,
+    /// The lost halt's push, with writes only ([`push_before_halt`]):
+    /// (push, halt) indices.
+    pub missed_push: Option<[usize; 2]>,
     /// How many continues the watch pass ran (more than
     /// [`MAX_WATCH_STOPS`]: cut).
     pub continues: usize,
@@ -502,6 +519,8 @@ pub struct Explanation {
     pub watched_cut: bool,
     /// Progress lines of the three passes.
     pub passes: Vec<String>,
+    /// What the history's watch pass stopped at.
+    pub watched: Watched,
 }
 
 impl Explanation {
@@ -538,8 +557,12 @@ impl Explanation {
         }
         let _ = writeln!(
             out,
-            "explain: {} accesses to core {}'s state and inbox count; the whole history: {}",
+            "explain: {} {} to core {}'s state and inbox count; the whole history: {}",
             self.events.len(),
+            match self.watched {
+                Watched::ReadsAndWrites => "accesses",
+                Watched::Writes => "writes",
+            },
             self.victim,
             path.display()
         );
@@ -592,6 +615,18 @@ impl Explanation {
         );
         for line in &self.lines[halt.saturating_sub(EVENTS_BEFORE_THE_HALT)..=halt] {
             let _ = writeln!(out, "  {line}");
+        }
+        if self.racy_check.is_none()
+            && let Some([push, halt]) = self.missed_push
+        {
+            let _ = writeln!(
+                out,
+                "explain: the interleaving (writes only: reads are not watched): core {w} pushes while core {v}'s state is running (access {}), core {v} then halts (access {}) with the item queued, and no core claims it",
+                push + 1,
+                halt + 1,
+                v = self.victim,
+                w = self.core_name(self.events[push].cpu),
+            );
         }
         if let Some([check, push, read, halt]) = self.racy_check {
             let _ = writeln!(
@@ -649,6 +684,22 @@ pub fn racy_check(events: &[WatchEvent], victim_cpu: u32, halt: usize) -> Option
         event.cpu == victim_cpu && event.word == Word::State && event.access == Access::Write
     });
     (!victim_wrote_state).then_some([check, push, read, halt])
+}
+
+/// With writes only: the push the lost halt missed, the last write of the
+/// victim's inbox count by another CPU before the halt, made while the
+/// victim's state read `running` (its check was still to come or done),
+/// with no write of the victim's state between it and the halt.
+pub fn push_before_halt(events: &[WatchEvent], victim_cpu: u32, halt: usize) -> Option<[usize; 2]> {
+    let push = events[..halt].iter().rposition(|event| {
+        event.cpu != victim_cpu && event.word == Word::InboxLen && event.access == Access::Write
+    })?;
+    let running =
+        events[push].state_after.map(ProtocolState::from_byte) == Some(ProtocolState::Running);
+    let victim_wrote_state = events[push + 1..halt].iter().any(|event| {
+        event.cpu == victim_cpu && event.word == Word::State && event.access == Access::Write
+    });
+    (running && !victim_wrote_state).then_some([push, halt])
 }
 
 /// Runs the three passes for `victim` of `recording` (see the module
@@ -720,15 +771,6 @@ pub fn explain(
     passes.push(format!(
         "pass 3 of 3 watched every read and write of physical {state_phys:#x} (state) and {inbox_phys:#x} (inbox count)"
     ));
-    let third = replay_with_debugger(
-        recording,
-        kernel,
-        echo,
-        Some(watch_commands(breakpoint, state_phys, inbox_phys)),
-    )?;
-    let log = third.outcome.debugger_log.as_deref().unwrap_or("");
-    let (events, continues) = watch_events(log, state_phys, inbox_phys);
-    let (functions, unnamed) = event_functions(&kernel.elf, &events, victim.image_offset);
     let core_of_cpu = |cpu: u32| {
         apic_ids
             .iter()
@@ -739,33 +781,59 @@ pub fn explain(
         .get(victim.core)
         .and_then(|&id| u32::try_from(id).ok())
         .unwrap_or(u32::MAX);
-    let lines = events
-        .iter()
-        .zip(&functions)
-        .map(|(event, function)| {
-            describe(
-                event,
-                victim.core,
-                &core_of_cpu,
-                function.as_deref().unwrap_or("??"),
-            )
-        })
-        .collect();
-    let halt = lost_halt(&events, victim_cpu);
-    let racy = halt.and_then(|halt| racy_check(&events, victim_cpu, halt));
-    Ok(Explanation {
-        victim: victim.core,
-        lines,
-        halt,
-        racy_check: racy,
-        continues,
-        watched_difference: third.difference.clone(),
-        watched_cut: third.outcome.timed_out || third.outcome.stalled,
-        same_failure: failure_lines(recorded) == failure_lines(&third.outcome.serial),
-        unnamed,
-        passes,
-        events,
-    })
+    let mut explanation = None;
+    for watched in [Watched::ReadsAndWrites, Watched::Writes] {
+        if watched == Watched::Writes {
+            passes.push(
+                "the watched boot did not fail as recorded (its stops moved the interleaving): watching writes only, far fewer stops".to_string(),
+            );
+        }
+        let third = replay_with_debugger(
+            recording,
+            kernel,
+            echo,
+            Some(watch_commands(breakpoint, state_phys, inbox_phys, watched)),
+        )?;
+        let log = third.outcome.debugger_log.as_deref().unwrap_or("");
+        let (events, continues) = watch_events(log, state_phys, inbox_phys);
+        let (functions, unnamed) = event_functions(&kernel.elf, &events, victim.image_offset);
+        let lines = events
+            .iter()
+            .zip(&functions)
+            .map(|(event, function)| {
+                describe(
+                    event,
+                    victim.core,
+                    &core_of_cpu,
+                    function.as_deref().unwrap_or("??"),
+                )
+            })
+            .collect();
+        let halt = lost_halt(&events, victim_cpu);
+        let racy = halt.and_then(|halt| racy_check(&events, victim_cpu, halt));
+        let missed_push = halt.and_then(|halt| push_before_halt(&events, victim_cpu, halt));
+        let done = Explanation {
+            victim: victim.core,
+            lines,
+            halt,
+            racy_check: racy,
+            missed_push,
+            continues,
+            watched_difference: third.difference.clone(),
+            watched_cut: third.outcome.timed_out || third.outcome.stalled,
+            same_failure: failure_lines(recorded) == failure_lines(&third.outcome.serial),
+            unnamed,
+            passes: passes.clone(),
+            events,
+            watched,
+        };
+        let again = !done.same_failure && !done.watched_cut;
+        explanation = Some(done);
+        if !again {
+            break;
+        }
+    }
+    Ok(explanation.expect("the watch pass ran"))
 }
 
 /// A pass that stops once, before any AP runs, must print the recording.
@@ -895,6 +963,19 @@ xp /1gx 0x112f2b0
             },
         );
         assert_eq!(racy_check(&with_read, 0, 3), Some([0, 1, 2, 3]));
+        // Writes only: the push made while the victim ran, then its halt.
+        let mut writes: Vec<WatchEvent> = events
+            .iter()
+            .filter(|event| event.access == Access::Write)
+            .cloned()
+            .collect();
+        assert_eq!(
+            push_before_halt(&writes, 0, 1),
+            None,
+            "pushed onto a halted core"
+        );
+        writes[0].state_after = Some(0);
+        assert_eq!(push_before_halt(&writes, 0, 1), Some([0, 1]));
         // The same with the victim's check seeing the item: no race.
         with_read[0].inbox_after = Some(1);
         assert_eq!(racy_check(&with_read, 0, 3), None);
