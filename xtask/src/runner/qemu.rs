@@ -206,8 +206,6 @@ impl RunOutcome {
 #[derive(Debug)]
 struct LiveRun {
     last_output: Instant,
-    /// A line came (the stall limit proper applies from then on).
-    printed_anything: bool,
     debug_table: Option<DebugTableLocation>,
     marks: Vec<LineMark>,
 }
@@ -239,7 +237,6 @@ fn observe_serial(
             .map(|cpu| cpu.as_secs_f64());
         let mut live = lock(&live);
         live.last_output = now;
-        live.printed_anything = true;
         if location.is_some() {
             live.debug_table = location;
         }
@@ -322,7 +319,6 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     let started = Instant::now();
     let live = Arc::new(Mutex::new(LiveRun {
         last_output: started,
-        printed_anything: false,
         debug_table: None,
         marks: Vec::new(),
     }));
@@ -398,9 +394,6 @@ fn ipi_oracle_check(trace_file: &Path, serial: &str) -> Result<Option<IpiOracleC
     Ok(Some(IpiOracleCheck::new(&trace, &stats)))
 }
 
-/// The shortest stall limit before the guest's first line.
-pub const FIRST_LINE_GRACE: Duration = Duration::from_secs(120);
-
 /// Waits until QEMU exits (`None`), the timeout passes or the guest has
 /// printed nothing for the stall limit (`Some(how we will kill it)`).
 fn wait_for_end(
@@ -415,18 +408,8 @@ fn wait_for_end(
     let stall = config
         .stall_s
         .map(|stall_s| (stall_s, Duration::from_secs(stall_s)));
-    // Before the kernel's first line (firmware, the bootloader reading the
-    // image: over 20 s at 16 vCPUs on a loaded 2-core host, measured) the
-    // stall limit is at least FIRST_LINE_GRACE.
-    let limit_now = |limit: Duration| {
-        if lock(live).printed_anything {
-            limit
-        } else {
-            limit.max(FIRST_LINE_GRACE)
-        }
-    };
     loop {
-        let stall_deadline = stall.map(|(_, limit)| lock(live).last_output + limit_now(limit));
+        let stall_deadline = stall.map(|(_, limit)| lock(live).last_output + limit);
         let next = deadline.into_iter().chain(stall_deadline).min();
         let wait = next.map(|next| next.saturating_duration_since(Instant::now()));
         if child.wait_for_exit(wait)? {
@@ -441,7 +424,7 @@ fn wait_for_end(
         if let Some((stall_s, limit)) = stall {
             // Output may have arrived while we waited: only a full quiet
             // period counts.
-            if now >= lock(live).last_output + limit_now(limit) {
+            if now >= lock(live).last_output + limit {
                 return Ok(Some(QemuExit::Stalled { stall_s }));
             }
         }
