@@ -19,26 +19,50 @@ pub fn function_names(elf: &Path, elf_addresses: &[u64]) -> Result<Vec<Option<St
     if elf_addresses.is_empty() {
         return Ok(Vec::new());
     }
-    let tool = find_in_path(ADDR2LINE).ok_or_else(|| {
-        format!("{ADDR2LINE} not found on PATH (Debian package binutils): RIPs are not symbolized")
+    let output = run_binutils(
+        ADDR2LINE,
+        &with_addresses(&["-f", "-C", "-e"], elf, elf_addresses),
+    )
+    .map_err(|why| {
+        if why.ends_with("(Debian package binutils)") {
+            format!("{why}: RIPs are not symbolized")
+        } else {
+            why
+        }
     })?;
-    let mut command = Command::new(tool);
-    command.args(["-f", "-C", "-e"]).arg(elf);
-    command.args(elf_addresses.iter().map(|address| format!("{address:#x}")));
-    let output = command
+    Ok(parse_function_lines(&output, elf_addresses.len()))
+}
+
+/// Runs the binutils `tool` with `args` (found on `$PATH`) and returns its
+/// stdout; `Err` says why not (tool missing, could not run, failed).
+fn run_binutils(tool: &str, args: &[std::ffi::OsString]) -> Result<String, String> {
+    let path = find_in_path(tool)
+        .ok_or_else(|| format!("{tool} not found on PATH (Debian package binutils)"))?;
+    let output = Command::new(path)
+        .args(args)
         .output()
-        .map_err(|err| format!("could not run {ADDR2LINE}: {err}"))?;
+        .map_err(|err| format!("could not run {tool}: {err}"))?;
     if !output.status.success() {
         return Err(format!(
-            "{ADDR2LINE} failed ({}): {}",
+            "{tool} failed ({}): {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
-    Ok(parse_function_lines(
-        &String::from_utf8_lossy(&output.stdout),
-        elf_addresses.len(),
-    ))
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `args` followed by each address in hex.
+fn with_addresses(args: &[&str], elf: &Path, elf_addresses: &[u64]) -> Vec<std::ffi::OsString> {
+    args.iter()
+        .map(std::ffi::OsString::from)
+        .chain([elf.as_os_str().to_owned()])
+        .chain(
+            elf_addresses
+                .iter()
+                .map(|address| format!("{address:#x}").into()),
+        )
+        .collect()
 }
 
 /// The binutils tool that lists an ELF's symbols.
@@ -47,22 +71,15 @@ pub const NM: &str = "nm";
 /// The address (in the ELF's own layout) of the one function whose
 /// demangled name is `name` (`nm -C --defined-only`): for a breakpoint.
 pub fn function_address(elf: &Path, name: &str) -> Result<u64, String> {
-    let tool = find_in_path(NM)
-        .ok_or_else(|| format!("{NM} not found on PATH (Debian package binutils)"))?;
-    let output = Command::new(tool)
-        .args(["-C", "--defined-only"])
-        .arg(elf)
-        .output()
-        .map_err(|err| format!("could not run {NM}: {err}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{NM} failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    find_function(&String::from_utf8_lossy(&output.stdout), name)
-        .ok_or_else(|| format!("{} has no function {name}", elf.display()))
+    let output = run_binutils(
+        NM,
+        &[
+            "-C".into(),
+            "--defined-only".into(),
+            elf.as_os_str().to_owned(),
+        ],
+    )?;
+    find_function(&output, name).ok_or_else(|| format!("{} has no function {name}", elf.display()))
 }
 
 /// The address of the text symbol named `name` in `nm -C` output.
@@ -94,18 +111,11 @@ pub fn inline_chains(elf: &Path, elf_addresses: &[u64]) -> Result<Vec<Vec<Frame>
     if elf_addresses.is_empty() {
         return Ok(Vec::new());
     }
-    let tool = find_in_path(ADDR2LINE)
-        .ok_or_else(|| format!("{ADDR2LINE} not found on PATH (Debian package binutils)"))?;
-    let output = Command::new(tool)
-        .args(["-a", "-f", "-C", "-i", "-e"])
-        .arg(elf)
-        .args(elf_addresses.iter().map(|address| format!("{address:#x}")))
-        .output()
-        .map_err(|err| format!("could not run {ADDR2LINE}: {err}"))?;
-    if !output.status.success() {
-        return Err(format!("{ADDR2LINE} failed ({})", output.status));
-    }
-    let mut chains = parse_inline_chains(&String::from_utf8_lossy(&output.stdout));
+    let output = run_binutils(
+        ADDR2LINE,
+        &with_addresses(&["-a", "-f", "-C", "-i", "-e"], elf, elf_addresses),
+    )?;
+    let mut chains = parse_inline_chains(&output);
     chains.resize(elf_addresses.len(), Vec::new());
     Ok(chains)
 }

@@ -521,6 +521,8 @@ pub struct Explanation {
     pub passes: Vec<String>,
     /// What the history's watch pass stopped at.
     pub watched: Watched,
+    /// Each core's APIC id (Bochs's CPU number), from the debug table.
+    pub apic_ids: Vec<u64>,
 }
 
 impl Explanation {
@@ -648,15 +650,17 @@ impl Explanation {
     }
 
     fn core_name(&self, cpu: u32) -> String {
-        self.line_core(cpu).unwrap_or_else(|| format!("cpu{cpu}"))
+        core_of(&self.apic_ids, cpu)
     }
+}
 
-    fn line_core(&self, cpu: u32) -> Option<String> {
-        let index = self.events.iter().position(|event| event.cpu == cpu)?;
-        let line = &self.lines[index];
-        let rest = line.split("core ").nth(1)?;
-        Some(rest.split_whitespace().next()?.to_string())
-    }
+/// The kernel's core index of Bochs CPU `cpu` (its APIC id), from the
+/// debug table's APIC ids.
+fn core_of(apic_ids: &[u64], cpu: u32) -> String {
+    apic_ids
+        .iter()
+        .position(|&id| id == u64::from(cpu))
+        .map_or_else(|| format!("cpu{cpu}"), |core| core.to_string())
 }
 
 /// Seed 004's interleaving right before the lost halt at `halt`: the
@@ -771,12 +775,7 @@ pub fn explain(
     passes.push(format!(
         "pass 3 of 3 watched every read and write of physical {state_phys:#x} (state) and {inbox_phys:#x} (inbox count)"
     ));
-    let core_of_cpu = |cpu: u32| {
-        apic_ids
-            .iter()
-            .position(|&id| id == u64::from(cpu))
-            .map_or_else(|| format!("cpu{cpu}"), |core| core.to_string())
-    };
+    let core_of_cpu = |cpu: u32| core_of(&apic_ids, cpu);
     let victim_cpu = apic_ids
         .get(victim.core)
         .and_then(|&id| u32::try_from(id).ok())
@@ -826,6 +825,7 @@ pub fn explain(
             passes: passes.clone(),
             events,
             watched,
+            apic_ids: apic_ids.clone(),
         };
         let again = !done.same_failure && !done.watched_cut;
         explanation = Some(done);
