@@ -206,6 +206,9 @@ impl RunOutcome {
 #[derive(Debug)]
 struct LiveRun {
     last_output: Instant,
+    /// A line came: from then on the stall limit is the configured one
+    /// (see [`stall_limit`]).
+    printed_anything: bool,
     debug_table: Option<DebugTableLocation>,
     marks: Vec<LineMark>,
 }
@@ -237,6 +240,7 @@ fn observe_serial(
             .map(|cpu| cpu.as_secs_f64());
         let mut live = lock(&live);
         live.last_output = now;
+        live.printed_anything = true;
         if location.is_some() {
             live.debug_table = location;
         }
@@ -319,6 +323,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     let started = Instant::now();
     let live = Arc::new(Mutex::new(LiveRun {
         last_output: started,
+        printed_anything: false,
         debug_table: None,
         marks: Vec::new(),
     }));
@@ -394,6 +399,33 @@ fn ipi_oracle_check(trace_file: &Path, serial: &str) -> Result<Option<IpiOracleC
     Ok(Some(IpiOracleCheck::new(&trace, &stats)))
 }
 
+/// The shortest stall limit before the guest's first line: the firmware
+/// and the bootloader's loading of the image print nothing, and took over
+/// 30 s at 16 and 32 vCPUs (the guest still in SeaBIOS, real mode, when
+/// it was examined: 2 of 60 boots of a busy-searcher campaign, one QEMU at
+/// a time on the 2-core host).
+pub const FIRST_LINE_GRACE: Duration = Duration::from_secs(120);
+
+/// The quiet period after which a guest counts as stalled: the configured
+/// limit once it has printed a line, at least [`FIRST_LINE_GRACE`] before.
+fn stall_limit(limit: Duration, printed_anything: bool) -> Duration {
+    if printed_anything {
+        limit
+    } else {
+        limit.max(FIRST_LINE_GRACE)
+    }
+}
+
+/// When the guest counts as stalled if it prints nothing more: read from
+/// one snapshot of the live run (one lock, released before returning).
+fn stall_deadline(live: &Mutex<LiveRun>, limit: Duration) -> Instant {
+    let (last_output, printed_anything) = {
+        let live = lock(live);
+        (live.last_output, live.printed_anything)
+    };
+    last_output + stall_limit(limit, printed_anything)
+}
+
 /// Waits until QEMU exits (`None`), the timeout passes or the guest has
 /// printed nothing for the stall limit (`Some(how we will kill it)`).
 fn wait_for_end(
@@ -409,8 +441,13 @@ fn wait_for_end(
         .stall_s
         .map(|stall_s| (stall_s, Duration::from_secs(stall_s)));
     loop {
-        let stall_deadline = stall.map(|(_, limit)| lock(live).last_output + limit);
-        let next = deadline.into_iter().chain(stall_deadline).min();
+        // Before the first line the stall deadline is FIRST_LINE_GRACE
+        // away, but a line may come at any moment and make it the
+        // configured limit: the wait is cut to that limit, so the deadline
+        // is read again at least that often (no line wakes this wait).
+        let now = Instant::now();
+        let stall_at = stall.map(|(_, limit)| stall_deadline(live, limit).min(now + limit));
+        let next = deadline.into_iter().chain(stall_at).min();
         let wait = next.map(|next| next.saturating_duration_since(Instant::now()));
         if child.wait_for_exit(wait)? {
             return Ok(None);
@@ -423,8 +460,8 @@ fn wait_for_end(
         }
         if let Some((stall_s, limit)) = stall {
             // Output may have arrived while we waited: only a full quiet
-            // period counts.
-            if now >= lock(live).last_output + limit {
+            // period counts, measured again from a fresh snapshot.
+            if now >= stall_deadline(live, limit) {
                 return Ok(Some(QemuExit::Stalled { stall_s }));
             }
         }
@@ -451,6 +488,58 @@ fn examine_guest(
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn the_stall_limit_waits_for_the_first_line_then_is_the_configured_one() {
+        let limit = Duration::from_secs(20);
+        assert_eq!(stall_limit(limit, false), FIRST_LINE_GRACE);
+        assert_eq!(stall_limit(limit, true), limit);
+        let long = Duration::from_secs(600);
+        assert_eq!(stall_limit(long, false), long);
+        let started = Instant::now();
+        let live = Arc::new(Mutex::new(LiveRun {
+            last_output: started,
+            printed_anything: false,
+            debug_table: None,
+            marks: Vec::new(),
+        }));
+        assert_eq!(stall_deadline(&live, limit), started + FIRST_LINE_GRACE);
+        let mut observe = observe_serial(Arc::clone(&live), Vec::new(), started, 0);
+        observe("vigil: booting\n");
+        // The line's time, from one snapshot (a second lock of the live
+        // run in the same expression would deadlock here).
+        let last_output = lock(&live).last_output;
+        assert_eq!(stall_deadline(&live, limit), last_output + limit);
+    }
+
+    /// A child that prints one line and then nothing: a stall, caught
+    /// after the configured limit, not after the first-line grace (which
+    /// is longer than this run's timeout, so a wait that missed the line
+    /// would end as a timeout instead).
+    #[test]
+    fn a_guest_that_printed_a_line_and_went_quiet_is_stalled_not_timed_out() {
+        let config = RunConfig {
+            timeout_s: Some(FIRST_LINE_GRACE.as_secs() / 2),
+            stall_s: Some(1),
+            ..RunConfig::default()
+        };
+        let started = Instant::now();
+        let live = Arc::new(Mutex::new(LiveRun {
+            last_output: started,
+            printed_anything: false,
+            debug_table: None,
+            marks: Vec::new(),
+        }));
+        let mut script = Command::new("sh");
+        script.args(["-c", "echo 'vigil: booting'; exec sleep 600"]);
+        let child = KilledOnDrop::spawn_observed(script, Echo::Off, Echo::Off, |pid| {
+            observe_serial(Arc::clone(&live), Vec::new(), started, pid)
+        })
+        .unwrap();
+        let exit = wait_for_end(&child, &config, started, &live).unwrap();
+        assert_eq!(exit, Some(QemuExit::Stalled { stall_s: 1 }));
+        assert!(lock(&live).printed_anything);
+    }
 
     #[test]
     fn default_config_is_valid() {
