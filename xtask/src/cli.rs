@@ -345,7 +345,7 @@ pub struct MutantsArgs {
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
     /// Run the quick subset `cargo xtask test` runs (one mutant per
-    /// assertion and per file, in CI's budget).
+    /// assertion and per file, every stealable-pool mutant, in CI's budget).
     #[arg(long)]
     pub quick: bool,
     /// Bound one mutant's build and model run (seconds; default

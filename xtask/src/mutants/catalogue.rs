@@ -624,7 +624,7 @@ pub static MUTANTS: &[Mutant] = &[
         replace: "            if true { // MUTANT: busy cores not passed over",
         model: STEAL_BUSY_CORE,
         killed_by: &[BUSY_CHOSEN],
-        quick: false,
+        quick: true,
         ..Mutant::BASE
     },
     // The stealable pool: the rule before the work-conserving one: a registered core runs pinned work unmarked.
@@ -635,7 +635,7 @@ pub static MUTANTS: &[Mutant] = &[
         replace: "        if false && searcher.registered_idle && self.covers(searcher.me) {",
         model: STEAL_BUSY_CORE,
         killed_by: &[BUSY_CHOSEN],
-        quick: false,
+        quick: true,
         ..Mutant::BASE
     },
     // The stealable pool: the busy / chosen pair without the core's fence.
@@ -688,7 +688,7 @@ pub static MUTANTS: &[Mutant] = &[
         replace: "            None // MUTANT: the search is dropped, not handed on",
         model: STEAL_CHOSEN_CORE,
         killed_by: &[BLOCKED],
-        quick: false,
+        quick: true,
         ..Mutant::BASE
     },
     // The stealable pool: take does not look as a resumed core.
@@ -725,7 +725,7 @@ pub static MUTANTS: &[Mutant] = &[
         ),
         model: STEAL_TWO_PUBLICATIONS,
         killed_by: &[STRANDED],
-        quick: false,
+        quick: true,
         ..Mutant::BASE
     },
     // The stealable pool: the fast path taken by a core not registered idle.
@@ -743,7 +743,7 @@ pub static MUTANTS: &[Mutant] = &[
         ),
         model: STEAL_TWO_PUBLICATIONS,
         killed_by: &[STRANDED],
-        quick: false,
+        quick: true,
         ..Mutant::BASE
     },
     // The stealable pool: the choice ignores the tickets in flight.
@@ -769,7 +769,7 @@ pub static MUTANTS: &[Mutant] = &[
         replace: "        shared.ticket_pending.remove(searcher.me); // MUTANT: unconditionally",
         model: STEAL_HELD_TICKET,
         killed_by: &[TWO_TICKETS],
-        quick: false,
+        quick: true,
         ..Mutant::BASE
     },
 ];
@@ -780,7 +780,9 @@ pub fn find(name: &str) -> Option<&'static Mutant> {
 }
 
 /// The subset `--quick` and `cargo xtask test` run: each assertion, each
-/// mutated file, and the logic mutants that are cheapest to kill.
+/// mutated file, the logic mutants that are cheapest to kill, and every
+/// mutant of the stealable pool's rule (4-10 s each after the baseline:
+/// `loom_steal` is small).
 pub fn quick() -> impl Iterator<Item = &'static Mutant> {
     MUTANTS.iter().filter(|mutant| mutant.quick)
 }
