@@ -243,7 +243,8 @@ pub struct StressArgs {
     /// Write every run (settings, class, result, statistics, serial) here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Seconds without serial output after which a boot is stuck.
+    /// Seconds without serial output after which a boot is stuck (at least
+    /// 120 before its first line: firmware and bootloader print nothing).
     #[arg(long, value_name = "S", default_value_t = DEFAULT_STALL_S, value_parser = crate::runner::platform::parse_stall_s)]
     pub stall_s: u64,
     /// QEMUs at once (1..=64; default: host cores).

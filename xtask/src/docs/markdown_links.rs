@@ -58,7 +58,8 @@ pub fn anchors(text: &str) -> HashSet<String> {
         if !heading.starts_with(' ') {
             continue;
         }
-        let base = heading_anchor(heading);
+        // A closing run of `#`s is not part of the heading.
+        let base = heading_anchor(heading.trim_end().trim_end_matches('#'));
         let mut anchor = base.clone();
         let mut n = 0;
         while !seen.insert(anchor.clone()) {
@@ -130,7 +131,10 @@ fn broken_link(root: &Path, from: &Path, target: &str) -> Option<String> {
             file.display()
         ));
     }
-    let text = fs::read_to_string(&full).ok()?;
+    let text = match fs::read_to_string(&full) {
+        Ok(text) => text,
+        Err(err) => return Some(format!("{} could not be read: {err}", file.display())),
+    };
     (!anchors(&text).contains(anchor)).then(|| {
         format!(
             "{} has no heading with the anchor #{anchor}",
@@ -201,9 +205,9 @@ mod tests {
             heading_anchor(" Detector coverage, 20 boots (QEMU 10.0.2, at `c03d026`)"),
             "detector-coverage-20-boots-qemu-1002-at-c03d026"
         );
-        let text = "# Title\n## Runs\n```\n## not a heading\n```\n## Runs\n#nope\n";
+        let text = "# Title\n## Runs\n```\n## not a heading\n```\n## Runs\n#nope\n## Closed ##\n";
         let found = anchors(text);
-        let expected: HashSet<String> = ["title", "runs", "runs-1"]
+        let expected: HashSet<String> = ["title", "runs", "runs-1", "closed"]
             .into_iter()
             .map(String::from)
             .collect();

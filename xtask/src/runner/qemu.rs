@@ -206,7 +206,8 @@ impl RunOutcome {
 #[derive(Debug)]
 struct LiveRun {
     last_output: Instant,
-    /// A line came: from then on the stall limit is the configured one
+    /// A serial line came (the bootloader's or the kernel's): from then on
+    /// the stall limit is the configured one
     /// (see [`stall_limit`]).
     printed_anything: bool,
     debug_table: Option<DebugTableLocation>,
@@ -416,14 +417,17 @@ fn stall_limit(limit: Duration, printed_anything: bool) -> Duration {
     }
 }
 
-/// When the guest counts as stalled if it prints nothing more: read from
-/// one snapshot of the live run (one lock, released before returning).
-fn stall_deadline(live: &Mutex<LiveRun>, limit: Duration) -> Instant {
+/// When the guest counts as stalled if it prints nothing more, and the
+/// quiet period that is then (the configured limit, or the first-line
+/// grace): read from one snapshot of the live run (one lock, released
+/// before returning).
+fn stall_deadline(live: &Mutex<LiveRun>, limit: Duration) -> (Instant, Duration) {
     let (last_output, printed_anything) = {
         let live = lock(live);
         (live.last_output, live.printed_anything)
     };
-    last_output + stall_limit(limit, printed_anything)
+    let limit = stall_limit(limit, printed_anything);
+    (last_output + limit, limit)
 }
 
 /// Waits until QEMU exits (`None`), the timeout passes or the guest has
@@ -446,7 +450,7 @@ fn wait_for_end(
         // configured limit: the wait is cut to that limit, so the deadline
         // is read again at least that often (no line wakes this wait).
         let now = Instant::now();
-        let stall_at = stall.map(|(_, limit)| stall_deadline(live, limit).min(now + limit));
+        let stall_at = stall.map(|(_, limit)| stall_deadline(live, limit).0.min(now + limit));
         let next = deadline.into_iter().chain(stall_at).min();
         let wait = next.map(|next| next.saturating_duration_since(Instant::now()));
         if child.wait_for_exit(wait)? {
@@ -458,11 +462,16 @@ fn wait_for_end(
         {
             return Ok(Some(QemuExit::TimedOut { timeout_s }));
         }
-        if let Some((stall_s, limit)) = stall {
+        if let Some((_, limit)) = stall {
             // Output may have arrived while we waited: only a full quiet
-            // period counts, measured again from a fresh snapshot.
-            if now >= stall_deadline(live, limit) {
-                return Ok(Some(QemuExit::Stalled { stall_s }));
+            // period counts, measured again from a fresh snapshot. The
+            // report gives the quiet period that applied (the grace, for a
+            // guest that never printed).
+            let (stall_at, quiet) = stall_deadline(live, limit);
+            if now >= stall_at {
+                return Ok(Some(QemuExit::Stalled {
+                    stall_s: quiet.as_secs(),
+                }));
             }
         }
     }
@@ -503,13 +512,16 @@ mod tests {
             debug_table: None,
             marks: Vec::new(),
         }));
-        assert_eq!(stall_deadline(&live, limit), started + FIRST_LINE_GRACE);
+        assert_eq!(
+            stall_deadline(&live, limit),
+            (started + FIRST_LINE_GRACE, FIRST_LINE_GRACE)
+        );
         let mut observe = observe_serial(Arc::clone(&live), Vec::new(), started, 0);
         observe("vigil: booting\n");
         // The line's time, from one snapshot (a second lock of the live
         // run in the same expression would deadlock here).
         let last_output = lock(&live).last_output;
-        assert_eq!(stall_deadline(&live, limit), last_output + limit);
+        assert_eq!(stall_deadline(&live, limit), (last_output + limit, limit));
     }
 
     /// A child that prints one line and then nothing: a stall, caught
@@ -539,6 +551,33 @@ mod tests {
         let exit = wait_for_end(&child, &config, started, &live).unwrap();
         assert_eq!(exit, Some(QemuExit::Stalled { stall_s: 1 }));
         assert!(lock(&live).printed_anything);
+    }
+
+    /// A child that prints nothing (firmware still loading the kernel) is
+    /// not stalled after the configured limit: within the first-line grace
+    /// only the timeout ends it.
+    #[test]
+    fn a_guest_that_never_printed_is_not_stalled_within_the_grace() {
+        let config = RunConfig {
+            timeout_s: Some(3),
+            stall_s: Some(1),
+            ..RunConfig::default()
+        };
+        let started = Instant::now();
+        let live = Arc::new(Mutex::new(LiveRun {
+            last_output: started,
+            printed_anything: false,
+            debug_table: None,
+            marks: Vec::new(),
+        }));
+        let mut script = Command::new("sh");
+        script.args(["-c", "exec sleep 600"]);
+        let child = KilledOnDrop::spawn_observed(script, Echo::Off, Echo::Off, |pid| {
+            observe_serial(Arc::clone(&live), Vec::new(), started, pid)
+        })
+        .unwrap();
+        let exit = wait_for_end(&child, &config, started, &live).unwrap();
+        assert_eq!(exit, Some(QemuExit::TimedOut { timeout_s: 3 }));
     }
 
     #[test]
