@@ -506,12 +506,7 @@ mod tests {
         let long = Duration::from_secs(600);
         assert_eq!(stall_limit(long, false), long);
         let started = Instant::now();
-        let live = Arc::new(Mutex::new(LiveRun {
-            last_output: started,
-            printed_anything: false,
-            debug_table: None,
-            marks: Vec::new(),
-        }));
+        let live = new_live_run(started);
         assert_eq!(
             stall_deadline(&live, limit),
             (started + FIRST_LINE_GRACE, FIRST_LINE_GRACE)
@@ -524,33 +519,48 @@ mod tests {
         assert_eq!(stall_deadline(&live, limit), (last_output + limit, limit));
     }
 
+    /// A fresh live run, as [`run`] starts one.
+    fn new_live_run(started: Instant) -> Arc<Mutex<LiveRun>> {
+        Arc::new(Mutex::new(LiveRun {
+            last_output: started,
+            printed_anything: false,
+            debug_table: None,
+            marks: Vec::new(),
+        }))
+    }
+
+    /// `wait_for_end` on `sh -c script` standing in for QEMU, its stdout
+    /// watched as the guest's serial port; also whether a line was seen.
+    fn wait_for_script(script: &str, timeout_s: u64, stall_s: u64) -> (Option<QemuExit>, bool) {
+        let config = RunConfig {
+            timeout_s: Some(timeout_s),
+            stall_s: Some(stall_s),
+            ..RunConfig::default()
+        };
+        let started = Instant::now();
+        let live = new_live_run(started);
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        let child = KilledOnDrop::spawn_observed(command, Echo::Off, Echo::Off, |pid| {
+            observe_serial(Arc::clone(&live), Vec::new(), started, pid)
+        })
+        .unwrap();
+        let exit = wait_for_end(&child, &config, started, &live).unwrap();
+        let printed = lock(&live).printed_anything;
+        (exit, printed)
+    }
+
     /// A child that prints one line and then nothing: a stall, caught
     /// after the configured limit, not after the first-line grace (which
     /// is longer than this run's timeout, so a wait that missed the line
     /// would end as a timeout instead).
     #[test]
     fn a_guest_that_printed_a_line_and_went_quiet_is_stalled_not_timed_out() {
-        let config = RunConfig {
-            timeout_s: Some(FIRST_LINE_GRACE.as_secs() / 2),
-            stall_s: Some(1),
-            ..RunConfig::default()
-        };
-        let started = Instant::now();
-        let live = Arc::new(Mutex::new(LiveRun {
-            last_output: started,
-            printed_anything: false,
-            debug_table: None,
-            marks: Vec::new(),
-        }));
-        let mut script = Command::new("sh");
-        script.args(["-c", "echo 'vigil: booting'; exec sleep 600"]);
-        let child = KilledOnDrop::spawn_observed(script, Echo::Off, Echo::Off, |pid| {
-            observe_serial(Arc::clone(&live), Vec::new(), started, pid)
-        })
-        .unwrap();
-        let exit = wait_for_end(&child, &config, started, &live).unwrap();
+        let timeout_s = FIRST_LINE_GRACE.as_secs() / 2;
+        let (exit, printed) =
+            wait_for_script("echo 'vigil: booting'; exec sleep 600", timeout_s, 1);
         assert_eq!(exit, Some(QemuExit::Stalled { stall_s: 1 }));
-        assert!(lock(&live).printed_anything);
+        assert!(printed);
     }
 
     /// A child that prints nothing (firmware still loading the kernel) is
@@ -558,26 +568,9 @@ mod tests {
     /// only the timeout ends it.
     #[test]
     fn a_guest_that_never_printed_is_not_stalled_within_the_grace() {
-        let config = RunConfig {
-            timeout_s: Some(3),
-            stall_s: Some(1),
-            ..RunConfig::default()
-        };
-        let started = Instant::now();
-        let live = Arc::new(Mutex::new(LiveRun {
-            last_output: started,
-            printed_anything: false,
-            debug_table: None,
-            marks: Vec::new(),
-        }));
-        let mut script = Command::new("sh");
-        script.args(["-c", "exec sleep 600"]);
-        let child = KilledOnDrop::spawn_observed(script, Echo::Off, Echo::Off, |pid| {
-            observe_serial(Arc::clone(&live), Vec::new(), started, pid)
-        })
-        .unwrap();
-        let exit = wait_for_end(&child, &config, started, &live).unwrap();
+        let (exit, printed) = wait_for_script("exec sleep 600", 3, 1);
         assert_eq!(exit, Some(QemuExit::TimedOut { timeout_s: 3 }));
+        assert!(!printed);
     }
 
     #[test]
