@@ -33,17 +33,23 @@ pub fn heading_anchor(heading: &str) -> String {
         .collect()
 }
 
-/// The lines of `text` outside fenced code blocks, with their line numbers
-/// (from 1).
-fn prose_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+/// The lines of `text` that are not fence lines, with their line numbers
+/// (from 1) and whether they sit inside a fenced code block.
+fn lines_by_fence(text: &str) -> impl Iterator<Item = (usize, &str, bool)> {
     let mut in_fence = false;
     text.lines().enumerate().filter_map(move |(index, line)| {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
             return None;
         }
-        (!in_fence).then_some((index + 1, line))
+        Some((index + 1, line, in_fence))
     })
+}
+
+/// The lines of `text` outside fenced code blocks, with their line numbers.
+fn prose_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    lines_by_fence(text)
+        .filter_map(|(number, line, in_fence)| (!in_fence).then_some((number, line)))
 }
 
 /// Every anchor a file's headings give, a repeated heading numbered as
@@ -168,22 +174,16 @@ pub fn broken_links(root: &Path, docs: &[&str]) -> Vec<String> {
 /// The `cargo xtask` commands on the lines of `text`'s fenced code blocks
 /// (a trailing `# comment` dropped), with their line numbers.
 pub fn code_block_commands(text: &str) -> Vec<(usize, String)> {
-    let mut in_fence = false;
-    let mut commands = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-            continue;
-        }
-        let Some(command) = line.trim_start().strip_prefix("cargo xtask") else {
-            continue;
-        };
-        if in_fence && (command.is_empty() || command.starts_with(' ')) {
-            let command = command.split(" #").next().unwrap_or("").trim();
-            commands.push((index + 1, command.to_string()));
-        }
-    }
-    commands
+    lines_by_fence(text)
+        .filter(|&(_, _, in_fence)| in_fence)
+        .filter_map(|(number, line, _)| {
+            let command = line.trim_start().strip_prefix("cargo xtask")?;
+            (command.is_empty() || command.starts_with(' ')).then(|| {
+                let command = command.split(" #").next().unwrap_or("").trim();
+                (number, command.to_string())
+            })
+        })
+        .collect()
 }
 
 /// Why `cargo xtask <args>` would not parse (`None`: it parses).

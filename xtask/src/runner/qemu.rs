@@ -207,11 +207,22 @@ impl RunOutcome {
 struct LiveRun {
     last_output: Instant,
     /// A serial line came (the bootloader's or the kernel's): from then on
-    /// the stall limit is the configured one
-    /// (see [`stall_limit`]).
+    /// the stall limit is the configured one (see [`stall_limit`]).
     printed_anything: bool,
     debug_table: Option<DebugTableLocation>,
     marks: Vec<LineMark>,
+}
+
+impl LiveRun {
+    /// A run that has printed nothing yet, started at `started`.
+    fn new(started: Instant) -> Self {
+        Self {
+            last_output: started,
+            printed_anything: false,
+            debug_table: None,
+            marks: Vec::new(),
+        }
+    }
 }
 
 fn lock(live: &Mutex<LiveRun>) -> MutexGuard<'_, LiveRun> {
@@ -322,12 +333,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     };
 
     let started = Instant::now();
-    let live = Arc::new(Mutex::new(LiveRun {
-        last_output: started,
-        printed_anything: false,
-        debug_table: None,
-        marks: Vec::new(),
-    }));
+    let live = Arc::new(Mutex::new(LiveRun::new(started)));
     let child = KilledOnDrop::spawn_observed(command, echo_serial, echo_stderr, |pid| {
         observe_serial(Arc::clone(&live), config.marks.clone(), started, pid)
     })
@@ -441,16 +447,14 @@ fn wait_for_end(
     let deadline = config
         .timeout_s
         .map(|timeout_s| started + Duration::from_secs(timeout_s));
-    let stall = config
-        .stall_s
-        .map(|stall_s| (stall_s, Duration::from_secs(stall_s)));
+    let stall = config.stall_s.map(Duration::from_secs);
     loop {
         // Before the first line the stall deadline is FIRST_LINE_GRACE
         // away, but a line may come at any moment and make it the
         // configured limit: the wait is cut to that limit, so the deadline
         // is read again at least that often (no line wakes this wait).
         let now = Instant::now();
-        let stall_at = stall.map(|(_, limit)| stall_deadline(live, limit).0.min(now + limit));
+        let stall_at = stall.map(|limit| stall_deadline(live, limit).0.min(now + limit));
         let next = deadline.into_iter().chain(stall_at).min();
         let wait = next.map(|next| next.saturating_duration_since(Instant::now()));
         if child.wait_for_exit(wait)? {
@@ -462,7 +466,7 @@ fn wait_for_end(
         {
             return Ok(Some(QemuExit::TimedOut { timeout_s }));
         }
-        if let Some((_, limit)) = stall {
+        if let Some(limit) = stall {
             // Output may have arrived while we waited: only a full quiet
             // period counts, measured again from a fresh snapshot. The
             // report gives the quiet period that applied (the grace, for a
@@ -506,7 +510,7 @@ mod tests {
         let long = Duration::from_secs(600);
         assert_eq!(stall_limit(long, false), long);
         let started = Instant::now();
-        let live = new_live_run(started);
+        let live = Arc::new(Mutex::new(LiveRun::new(started)));
         assert_eq!(
             stall_deadline(&live, limit),
             (started + FIRST_LINE_GRACE, FIRST_LINE_GRACE)
@@ -519,16 +523,6 @@ mod tests {
         assert_eq!(stall_deadline(&live, limit), (last_output + limit, limit));
     }
 
-    /// A fresh live run, as [`run`] starts one.
-    fn new_live_run(started: Instant) -> Arc<Mutex<LiveRun>> {
-        Arc::new(Mutex::new(LiveRun {
-            last_output: started,
-            printed_anything: false,
-            debug_table: None,
-            marks: Vec::new(),
-        }))
-    }
-
     /// `wait_for_end` on `sh -c script` standing in for QEMU, its stdout
     /// watched as the guest's serial port; also whether a line was seen.
     fn wait_for_script(script: &str, timeout_s: u64, stall_s: u64) -> (Option<QemuExit>, bool) {
@@ -538,7 +532,7 @@ mod tests {
             ..RunConfig::default()
         };
         let started = Instant::now();
-        let live = new_live_run(started);
+        let live = Arc::new(Mutex::new(LiveRun::new(started)));
         let mut command = Command::new("sh");
         command.args(["-c", script]);
         let child = KilledOnDrop::spawn_observed(command, Echo::Off, Echo::Off, |pid| {
