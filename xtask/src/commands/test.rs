@@ -4,8 +4,9 @@
 //! Steps: the lints first (`cargo fmt --check`, `cargo clippy -D warnings`
 //! for the host crates and for the kernel target), each one test; then
 //! (a) `cargo test` of the host crates (doctests included), the wake
-//! crate's `cargo doc -D warnings` and one tiny run of its pool benchmark
-//! example, each one test, (b) the loom models of the
+//! crate's `cargo doc -D warnings` and one tiny run of each of its pool
+//! benchmark examples (against itself, against rayon and tokio), each one
+//! test, (b) the loom models of the
 //! wake protocol, (c) the quick subset of the mutation run over those models (every mutant
 //! killed by the model's own assertion), (d) the in-kernel suite
 //! (`mode=test`) in each configuration of [`kernel_suites`], (e) the QEMU
@@ -161,6 +162,7 @@ pub fn run(_args: &TestArgs) -> Result<()> {
         cargo_test_step("host crates", host_tests_command()),
         lint_step("wake docs", wake_docs_command()),
         lint_step("wake pool example", pool_example_command()),
+        lint_step("wake peer example", peer_example_command()),
         cargo_test_step("loom", loom_tests_command()),
         mutants_step(),
     ];
@@ -275,6 +277,18 @@ fn pool_example_command() -> Command {
     command
         .args(["run", "-p", LOOM_PACKAGE, "--example", "pool_bench", "--"])
         .args(["--repeats", "1", "--dispatches", "200"]);
+    command
+}
+
+/// The wake crate's benchmark against rayon and tokio, once and tiny:
+/// every shape at 1 and 2 workers builds, runs to completion on all three
+/// pools and exits 0 (no figures checked: they are for `--release` runs).
+fn peer_example_command() -> Command {
+    let mut command = cargo();
+    command
+        .args(["run", "-p", LOOM_PACKAGE, "--example", "peer_bench", "--"])
+        .args(["--repeats", "1", "--jobs", "200", "--workers", "1,2"])
+        .args(["--idle-ms", "20"]);
     command
 }
 

@@ -1,0 +1,684 @@
+//! The wake crate's pool against the pools users already have: rayon's
+//! `ThreadPool` and tokio's multi-thread runtime, on the shapes their own
+//! benchmarks and issues use.
+//!
+//! ```text
+//! cargo run -p vigil-wake --release --example peer_bench -- \
+//!     [--repeats N] [--jobs J] [--workers 1,2,4,8] [--idle-ms MS] [--only SHAPE,...]
+//! ```
+//!
+//! Every cell (a shape at a worker count) runs each pool once per repeat,
+//! the pools in a rotating order, a fresh pool each time (built and stopped
+//! outside the timed part), so a noisy moment of the host hits all three
+//! alike. Each cell reports the median over the repeats and the spread
+//! (min-max). No thresholds: the numbers are for the README.
+//!
+//! The shapes (J jobs unless said; each job bumps a counter, the last one
+//! wakes the waiting thread):
+//!
+//! * `spawn-outside`: J shared jobs spawned from a thread outside the pool,
+//!   which then parks until they have all run (tokio's
+//!   `spawn_many_remote_idle`).
+//! * `spawn-outside-busy`: the same, but the spawning thread spins on the
+//!   count instead of parking: one more runnable thread than there are
+//!   host cores, as any busy application has.
+//! * `spawn-worker`: one job spawns the J jobs from inside the pool
+//!   (tokio's `spawn_many_local`).
+//! * `chained-spawn`: a chain of J jobs, each spawning the next (tokio's
+//!   `chained_spawn`).
+//! * `yield-many`: 64 jobs each handing itself back to the pool J/64
+//!   times: seed 001's worker resubmitting to itself (vigil: a private
+//!   submit to its own worker; rayon: `spawn` from the job; tokio:
+//!   `yield_now().await`, as in tokio's `yield_many`).
+//! * `ping-pong`: J/2 pings in flight at once, each a job that sends a
+//!   pong job, which replies with a third job (tokio's `ping_pong`, with
+//!   jobs for its oneshot channels). vigil: the pong is private work for
+//!   the next worker and the reply private work for the ping's worker, so
+//!   every message crosses workers; rayon and tokio: `spawn` from the job
+//!   (they cannot address a worker).
+//! * `fork-join`: a binary tree of spawns about J jobs big, each node
+//!   spawning its two children (rayon's tree benchmarks with `spawn`; a
+//!   `join` would block a vigil worker, which has none).
+//! * `round-robin`: J jobs dispatched from outside, one per worker in
+//!   turn: seed 001's dispatch. vigil: private submits; rayon and tokio:
+//!   `spawn` (the same as `spawn-outside` for them).
+//! * `idle-1ms`, `idle-10ms`: one tiny job every 1 ms (10 ms) for
+//!   `--idle-ms`, from a thread that sleeps in between. Reported as CPU
+//!   time of the whole process (the pacing thread included) per wall
+//!   second: what rayon-rs/rayon#642's users measured. `no pool` is the
+//!   pacing thread alone, sleeping as often without spawning anything: the
+//!   floor.
+//!
+//! "unparks/job" is vigil's count of `Thread::unpark` calls (wakes,
+//! probes; `PoolStats::unparks`) per job; rayon and tokio do not count
+//! theirs.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
+
+/// The pools compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pool {
+    Vigil,
+    Rayon,
+    Tokio,
+    /// Only for the idle shapes: the pacing thread alone.
+    Floor,
+}
+
+impl Pool {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Vigil => "vigil-wake",
+            Self::Rayon => "rayon",
+            Self::Tokio => "tokio",
+            Self::Floor => "no pool",
+        }
+    }
+}
+
+const PEERS: [Pool; 3] = [Pool::Vigil, Pool::Rayon, Pool::Tokio];
+
+/// The shapes, in the order they are reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    SpawnOutside,
+    SpawnOutsideBusy,
+    SpawnWorker,
+    ChainedSpawn,
+    YieldMany,
+    PingPong,
+    ForkJoin,
+    RoundRobin,
+    Idle1Ms,
+    Idle10Ms,
+}
+
+const SHAPES: [Shape; 10] = [
+    Shape::SpawnOutside,
+    Shape::SpawnOutsideBusy,
+    Shape::SpawnWorker,
+    Shape::ChainedSpawn,
+    Shape::YieldMany,
+    Shape::PingPong,
+    Shape::ForkJoin,
+    Shape::RoundRobin,
+    Shape::Idle1Ms,
+    Shape::Idle10Ms,
+];
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Self::SpawnOutside => "spawn-outside",
+            Self::SpawnOutsideBusy => "spawn-outside-busy",
+            Self::SpawnWorker => "spawn-worker",
+            Self::ChainedSpawn => "chained-spawn",
+            Self::YieldMany => "yield-many",
+            Self::PingPong => "ping-pong",
+            Self::ForkJoin => "fork-join",
+            Self::RoundRobin => "round-robin",
+            Self::Idle1Ms => "idle-1ms",
+            Self::Idle10Ms => "idle-10ms",
+        }
+    }
+
+    fn idle_period(self) -> Option<Duration> {
+        match self {
+            Self::Idle1Ms => Some(Duration::from_millis(1)),
+            Self::Idle10Ms => Some(Duration::from_millis(10)),
+            _ => None,
+        }
+    }
+}
+
+/// The jobs' shared state: how many have run, and whom to tell when the
+/// last one has.
+struct Done {
+    ran: AtomicUsize,
+    target: usize,
+    finished: AtomicBool,
+    waiter: Thread,
+}
+
+impl Done {
+    fn new(target: usize) -> Arc<Self> {
+        Arc::new(Self {
+            ran: AtomicUsize::new(0),
+            target,
+            finished: AtomicBool::new(false),
+            waiter: thread::current(),
+        })
+    }
+
+    /// One job ran. AcqRel on the count: the last job's increment reads
+    /// every earlier one; its Release store of `finished` pairs with the
+    /// waiter's Acquire load.
+    fn job_ran(&self) {
+        black_box(work());
+        if self.ran.fetch_add(1, Ordering::AcqRel) + 1 == self.target {
+            self.finished.store(true, Ordering::Release);
+            self.waiter.unpark();
+        }
+    }
+
+    /// Parks until the last job ran (an `unpark` before the `park` is
+    /// latched, and a spurious return re-checks the flag).
+    fn wait_parked(&self) {
+        while !self.finished.load(Ordering::Acquire) {
+            thread::park();
+        }
+    }
+
+    /// Spins until the last job ran: the waiting thread stays runnable.
+    fn wait_spinning(&self) {
+        while !self.finished.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// A little arithmetic the optimiser cannot drop: the job's own work.
+fn work() -> u64 {
+    let mut x = black_box(0x9e37_79b9_7f4a_7c15u64);
+    for _ in 0..16 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
+
+/// A built pool.
+enum Running {
+    Vigil(ThreadPool),
+    Rayon(rayon::ThreadPool),
+    Tokio(tokio::runtime::Runtime),
+    Floor,
+}
+
+fn build(pool: Pool, workers: usize) -> Running {
+    match pool {
+        Pool::Vigil => Running::Vigil(ThreadPool::new(PoolConfig::new(workers))),
+        Pool::Rayon => Running::Rayon(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(workers)
+                .build()
+                .expect("build a rayon pool"),
+        ),
+        Pool::Tokio => Running::Tokio(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .build()
+                .expect("build a tokio runtime"),
+        ),
+        Pool::Floor => Running::Floor,
+    }
+}
+
+/// What one run of a shape measured.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sample {
+    /// Time per job (ns), or, for the idle shapes, process CPU time per wall
+    /// second (cores).
+    value: f64,
+    /// vigil only: unparks per job.
+    unparks_per_job: Option<f64>,
+}
+
+/// Runs `shape` once on `pool` and measures it (the pool is built and
+/// stopped outside the timed part).
+fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) -> Sample {
+    let running = build(pool, workers);
+    // Let the workers start and settle before the clock runs.
+    thread::sleep(Duration::from_millis(2));
+    let (value, counted_jobs) = match shape.idle_period() {
+        Some(period) => (
+            sparse(&running, period, idle),
+            idle.as_nanos() / period.as_nanos(),
+        ),
+        None => {
+            let (ns, counted) = timed(shape, &running, workers, jobs);
+            (ns / counted as f64, counted as u128)
+        }
+    };
+    let unparks_per_job = match running {
+        Running::Vigil(pool) => Some(pool.shutdown().unparks as f64 / counted_jobs as f64),
+        _ => None,
+    };
+    Sample {
+        value,
+        unparks_per_job,
+    }
+}
+
+/// Runs a throughput shape: (elapsed ns, jobs run).
+fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, usize) {
+    let start = Instant::now();
+    let counted = match shape {
+        Shape::SpawnOutside | Shape::SpawnOutsideBusy | Shape::RoundRobin => {
+            let done = Done::new(jobs);
+            for i in 0..jobs {
+                let d = Arc::clone(&done);
+                match running {
+                    Running::Vigil(p) if shape == Shape::RoundRobin => {
+                        p.submit(i % workers, move |_| d.job_ran());
+                    }
+                    Running::Vigil(p) => p.spawn(move |_| d.job_ran()),
+                    Running::Rayon(p) => p.spawn(move || d.job_ran()),
+                    Running::Tokio(rt) => drop(rt.spawn(async move { d.job_ran() })),
+                    Running::Floor => unreachable!("no pool runs a throughput shape"),
+                }
+            }
+            if shape == Shape::SpawnOutsideBusy {
+                done.wait_spinning();
+            } else {
+                done.wait_parked();
+            }
+            jobs
+        }
+        Shape::SpawnWorker => {
+            let done = Done::new(jobs);
+            let d = Arc::clone(&done);
+            match running {
+                Running::Vigil(p) => p.spawn(move |w| {
+                    for _ in 0..jobs {
+                        let d = Arc::clone(&d);
+                        w.spawn(move |_| d.job_ran());
+                    }
+                }),
+                Running::Rayon(p) => p.spawn(move || {
+                    for _ in 0..jobs {
+                        let d = Arc::clone(&d);
+                        rayon::spawn(move || d.job_ran());
+                    }
+                }),
+                Running::Tokio(rt) => drop(rt.spawn(async move {
+                    for _ in 0..jobs {
+                        let d = Arc::clone(&d);
+                        drop(tokio::spawn(async move { d.job_ran() }));
+                    }
+                })),
+                Running::Floor => unreachable!("no pool runs a throughput shape"),
+            }
+            done.wait_parked();
+            jobs
+        }
+        Shape::ChainedSpawn => {
+            let done = Done::new(1);
+            let d = Arc::clone(&done);
+            match running {
+                Running::Vigil(p) => p.spawn(move |w| vigil_chain(w, jobs, d)),
+                Running::Rayon(p) => p.spawn(move || rayon_chain(jobs, d)),
+                Running::Tokio(rt) => drop(rt.spawn(async move { tokio_chain(jobs, d) })),
+                Running::Floor => unreachable!("no pool runs a throughput shape"),
+            }
+            done.wait_parked();
+            jobs
+        }
+        Shape::YieldMany => {
+            const TASKS: usize = 64;
+            let hops = (jobs / TASKS).max(1);
+            let done = Done::new(TASKS);
+            for _ in 0..TASKS {
+                let d = Arc::clone(&done);
+                match running {
+                    Running::Vigil(p) => p.spawn(move |w| vigil_yield(w, hops, d)),
+                    Running::Rayon(p) => p.spawn(move || rayon_yield(hops, d)),
+                    Running::Tokio(rt) => drop(rt.spawn(async move {
+                        for _ in 0..hops {
+                            tokio::task::yield_now().await;
+                        }
+                        d.job_ran();
+                    })),
+                    Running::Floor => unreachable!("no pool runs a throughput shape"),
+                }
+            }
+            done.wait_parked();
+            TASKS * (hops + 1)
+        }
+        Shape::PingPong => {
+            let pings = (jobs / 2).max(1);
+            let done = Done::new(pings);
+            let d = Arc::clone(&done);
+            match running {
+                Running::Vigil(p) => p.spawn(move |w| {
+                    for i in 0..pings {
+                        let d = Arc::clone(&d);
+                        w.submit(i % workers, move |w| vigil_ping(w, workers, d));
+                    }
+                }),
+                Running::Rayon(p) => p.spawn(move || {
+                    for _ in 0..pings {
+                        let d = Arc::clone(&d);
+                        rayon::spawn(move || {
+                            rayon::spawn(move || rayon::spawn(move || d.job_ran()));
+                        });
+                    }
+                }),
+                Running::Tokio(rt) => drop(rt.spawn(async move {
+                    for _ in 0..pings {
+                        let d = Arc::clone(&d);
+                        drop(tokio::spawn(async move {
+                            drop(tokio::spawn(async move {
+                                drop(tokio::spawn(async move { d.job_ran() }));
+                            }));
+                        }));
+                    }
+                })),
+                Running::Floor => unreachable!("no pool runs a throughput shape"),
+            }
+            done.wait_parked();
+            1 + pings * 3
+        }
+        Shape::ForkJoin => {
+            // 2^(depth+1) - 1 nodes, at most `jobs`.
+            let depth = (usize::BITS - (jobs + 1).leading_zeros()).saturating_sub(2);
+            let leaves = 1usize << depth;
+            let done = Done::new(leaves);
+            let d = Arc::clone(&done);
+            match running {
+                Running::Vigil(p) => p.spawn(move |w| vigil_tree(w, depth, d)),
+                Running::Rayon(p) => p.spawn(move || rayon_tree(depth, d)),
+                Running::Tokio(rt) => drop(rt.spawn(async move { tokio_tree(depth, d) })),
+                Running::Floor => unreachable!("no pool runs a throughput shape"),
+            }
+            done.wait_parked();
+            2 * leaves - 1
+        }
+        Shape::Idle1Ms | Shape::Idle10Ms => unreachable!("idle shapes are not timed"),
+    };
+    (start.elapsed().as_nanos() as f64, counted)
+}
+
+fn vigil_chain(w: &Worker<'_>, left: usize, done: Arc<Done>) {
+    if left <= 1 {
+        done.job_ran();
+    } else {
+        black_box(work());
+        w.spawn(move |w| vigil_chain(w, left - 1, done));
+    }
+}
+
+fn rayon_chain(left: usize, done: Arc<Done>) {
+    if left <= 1 {
+        done.job_ran();
+    } else {
+        black_box(work());
+        rayon::spawn(move || rayon_chain(left - 1, done));
+    }
+}
+
+fn tokio_chain(left: usize, done: Arc<Done>) {
+    if left <= 1 {
+        done.job_ran();
+    } else {
+        black_box(work());
+        drop(tokio::spawn(async move { tokio_chain(left - 1, done) }));
+    }
+}
+
+fn vigil_yield(w: &Worker<'_>, left: usize, done: Arc<Done>) {
+    if left == 0 {
+        done.job_ran();
+    } else {
+        black_box(work());
+        w.submit(w.index(), move |w| vigil_yield(w, left - 1, done));
+    }
+}
+
+fn rayon_yield(left: usize, done: Arc<Done>) {
+    if left == 0 {
+        done.job_ran();
+    } else {
+        black_box(work());
+        rayon::spawn(move || rayon_yield(left - 1, done));
+    }
+}
+
+/// A ping on worker `w`: the pong is private work for the next worker, and
+/// its reply private work for this one.
+fn vigil_ping(w: &Worker<'_>, workers: usize, done: Arc<Done>) {
+    let home = w.index();
+    black_box(work());
+    w.submit((home + 1) % workers, move |w| {
+        black_box(work());
+        w.submit(home, move |_| done.job_ran());
+    });
+}
+
+fn vigil_tree(w: &Worker<'_>, depth: u32, done: Arc<Done>) {
+    if depth == 0 {
+        done.job_ran();
+        return;
+    }
+    black_box(work());
+    let other = Arc::clone(&done);
+    w.spawn(move |w| vigil_tree(w, depth - 1, other));
+    w.spawn(move |w| vigil_tree(w, depth - 1, done));
+}
+
+fn rayon_tree(depth: u32, done: Arc<Done>) {
+    if depth == 0 {
+        done.job_ran();
+        return;
+    }
+    black_box(work());
+    let other = Arc::clone(&done);
+    rayon::spawn(move || rayon_tree(depth - 1, other));
+    rayon::spawn(move || rayon_tree(depth - 1, done));
+}
+
+fn tokio_tree(depth: u32, done: Arc<Done>) {
+    if depth == 0 {
+        done.job_ran();
+        return;
+    }
+    black_box(work());
+    let other = Arc::clone(&done);
+    drop(tokio::spawn(async move { tokio_tree(depth - 1, other) }));
+    drop(tokio::spawn(async move { tokio_tree(depth - 1, done) }));
+}
+
+/// The idle shapes: one job every `period` for `length`; the process's CPU
+/// time per wall second.
+fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let cpu_before = process_cpu_ns();
+    let start = Instant::now();
+    let mut next = start;
+    while next < start + length {
+        next += period;
+        thread::sleep(next.saturating_duration_since(Instant::now()));
+        let r = Arc::clone(&ran);
+        let job = move || {
+            r.fetch_add(1, Ordering::Relaxed);
+        };
+        match running {
+            Running::Vigil(p) => p.spawn(move |_| job()),
+            Running::Rayon(p) => p.spawn(job),
+            Running::Tokio(rt) => drop(rt.spawn(async move { job() })),
+            Running::Floor => {}
+        }
+    }
+    let wall_ns = start.elapsed().as_nanos() as f64;
+    (process_cpu_ns() - cpu_before) as f64 / wall_ns
+}
+
+/// CPU time of every thread of this process so far (ns): the first field of
+/// each `/proc/self/task/*/schedstat` (time on a CPU), which, unlike
+/// `/proc/self/stat`'s clock ticks, resolves the few milliseconds an idle
+/// pool costs.
+fn process_cpu_ns() -> u64 {
+    let tasks = std::fs::read_dir("/proc/self/task")
+        .unwrap_or_else(|e| fail(&format!("cannot read /proc/self/task ({e}): Linux only")));
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+struct Args {
+    repeats: usize,
+    jobs: usize,
+    workers: Vec<usize>,
+    idle: Duration,
+    shapes: Vec<Shape>,
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!(
+        "peer_bench: {message}\nusage: peer_bench [--repeats N] [--jobs J] [--workers 1,2,4,8] [--idle-ms MS] [--only SHAPE,...]"
+    );
+    std::process::exit(2);
+}
+
+fn positive(name: &str, text: &str) -> usize {
+    match text.parse() {
+        Ok(n) if n > 0 => n,
+        _ => fail(&format!(
+            "{name}: expected a positive integer, got `{text}`"
+        )),
+    }
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        repeats: 5,
+        jobs: 10_000,
+        workers: vec![1, 2, 4, 8],
+        idle: Duration::from_millis(1000),
+        shapes: SHAPES.to_vec(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = |name: &str| -> String {
+            it.next()
+                .unwrap_or_else(|| fail(&format!("{name} needs a value")))
+        };
+        match flag.as_str() {
+            "--repeats" => args.repeats = positive("--repeats", &value("--repeats")),
+            "--jobs" => args.jobs = positive("--jobs", &value("--jobs")),
+            "--idle-ms" => {
+                args.idle =
+                    Duration::from_millis(positive("--idle-ms", &value("--idle-ms")) as u64);
+            }
+            "--workers" => {
+                args.workers = value("--workers")
+                    .split(',')
+                    .map(|w| positive("--workers", w))
+                    .collect();
+            }
+            "--only" => {
+                args.shapes = value("--only")
+                    .split(',')
+                    .map(|name| {
+                        SHAPES
+                            .into_iter()
+                            .find(|s| s.name() == name)
+                            .unwrap_or_else(|| {
+                                let known: Vec<_> = SHAPES.iter().map(|s| s.name()).collect();
+                                fail(&format!(
+                                    "--only: unknown shape `{name}` (known: {})",
+                                    known.join(", ")
+                                ))
+                            })
+                    })
+                    .collect();
+            }
+            other => fail(&format!("unknown argument `{other}`")),
+        }
+    }
+    args
+}
+
+fn main() {
+    let args = parse_args();
+    let host_cores = thread::available_parallelism().map_or(0, usize::from);
+    println!(
+        "peer_bench: {} repeats, {} jobs per run, workers {:?}, idle shapes {} ms, {host_cores} host cores",
+        args.repeats,
+        args.jobs,
+        args.workers,
+        args.idle.as_millis()
+    );
+    println!();
+    let names: Vec<&str> = PEERS.iter().map(|p| p.name()).collect();
+    println!(
+        "| shape | workers | {} | vigil vs best peer | vigil unparks/job |",
+        names.join(" | ")
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let mut rotation = 0;
+    for &shape in &args.shapes {
+        let idle = shape.idle_period().is_some();
+        for &workers in &args.workers {
+            let pools: Vec<Pool> = if idle {
+                vec![Pool::Vigil, Pool::Rayon, Pool::Tokio, Pool::Floor]
+            } else {
+                PEERS.to_vec()
+            };
+            let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); pools.len()];
+            for _ in 0..args.repeats {
+                rotation += 1;
+                for k in 0..pools.len() {
+                    let i = (k + rotation) % pools.len();
+                    samples[i].push(run(shape, pools[i], workers, args.jobs, args.idle));
+                }
+            }
+            let cell = |i: usize| -> (f64, String) {
+                let mut values: Vec<f64> = samples[i].iter().map(|s| s.value).collect();
+                let med = median(&mut values);
+                let (lo, hi) = (values[0], values[values.len() - 1]);
+                let text = if idle {
+                    format!("{med:.4} [{lo:.4}-{hi:.4}]")
+                } else {
+                    format!("{med:.0} [{lo:.0}-{hi:.0}]")
+                };
+                (med, text)
+            };
+            let (vigil, vigil_text) = cell(0);
+            let (rayon, rayon_text) = cell(1);
+            let (tokio, tokio_text) = cell(2);
+            // Idle shapes: each pool's own cost, above the pacing thread's.
+            let floor = if idle { cell(3).0 } else { 0.0 };
+            let best = rayon.min(tokio) - floor;
+            let mut unparks: Vec<f64> = samples[0]
+                .iter()
+                .filter_map(|s| s.unparks_per_job)
+                .collect();
+            let unparks = median(&mut unparks);
+            let mut row = format!(
+                "| {} | {workers} | {vigil_text} | {rayon_text} | {tokio_text} | {:.2} | {unparks:.3} |",
+                shape.name(),
+                (vigil - floor) / best
+            );
+            if idle {
+                let (_, floor) = cell(3);
+                let _ = write!(row, " {}: {floor}", Pool::Floor.name());
+            }
+            println!("{row}");
+        }
+    }
+    println!();
+    println!(
+        "(time per job in ns, median [min-max] over the repeats; idle shapes: process CPU seconds per wall second; \"vs best peer\" is vigil-wake's median over the faster peer's, for the idle shapes each less the no-pool floor, below 1 is better)"
+    );
+}
