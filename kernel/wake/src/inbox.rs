@@ -3,7 +3,8 @@
 //!
 //! # Structure
 //!
-//! A `VecDeque` behind a FIFO ticket lock, plus an atomic item count `len`
+//! A `VecDeque` behind a lock (in the kernel a FIFO ticket lock; hosted,
+//! std's mutex: see `sync.rs` for why), plus an atomic item count `len`
 //! that is kept equal to the queue's length *whenever the lock is free*
 //! (every change to it is made by the lock holder). The count is what makes
 //! the inbox cheap to look at without the lock, and its read-modify-writes
@@ -16,7 +17,7 @@
 //! queue, whole, as soon as its producer releases the lock, so unlike a
 //! linked lock-free MPSC queue the consumer never finds a half-linked node and
 //! never spins waiting for a producer to complete one. The only wait is for
-//! the lock itself, and the ticket lock is FIFO: a consumer that takes a
+//! the lock itself, and the kernel's ticket lock is FIFO: a consumer that takes a
 //! ticket waits for at most the producers already queued ahead of it (at most
 //! one per other core, since the kernel pushes with interrupts disabled), each
 //! of which holds the lock for one `push_back` and one atomic add. The

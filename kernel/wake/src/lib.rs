@@ -8,8 +8,8 @@
 //! In the kernel a "wake" is an IPI and "sleep" is `sti; hlt`; in the
 //! `pool` (feature `std`) they are `Thread::unpark` and `park`.
 //!
-//! Features: `std` (the inbox lock yields to the OS scheduler while it
-//! waits, and the `pool` module), `fault-fixtures` (the `racy-flag`
+//! Features: `std` (the locks are std's mutex, which a descheduled waiter
+//! cannot hold up, and the `pool` module), `fault-fixtures` (the `racy-flag`
 //! policy, a lost-wakeup bug kept for detectors to catch), `test-hooks`
 //! (`CoreWake::send_with` and the debug addresses a host-side detector
 //! reads).
