@@ -250,8 +250,15 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
     };
     let unparks_per_job = match running {
         Running::Vigil(pool) => Some(pool.shutdown().unparks as f64 / counted_jobs as f64),
-        _ => None,
+        other => {
+            drop(other);
+            None
+        }
     };
+    // rayon's pool does not join its threads when dropped: wait until they
+    // have gone, so none of them runs (or exits) inside the next run's
+    // measurement.
+    wait_for_threads(1);
     Sample {
         value,
         unparks_per_job,
@@ -490,7 +497,7 @@ fn tokio_tree(depth: u32, done: Arc<Done>) {
 /// time per wall second.
 fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
     let ran = Arc::new(AtomicUsize::new(0));
-    let cpu_before = process_cpu_ns();
+    let cpu_before = thread_cpu_ns();
     let start = Instant::now();
     let mut next = start;
     while next < start + length {
@@ -508,21 +515,57 @@ fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
         }
     }
     let wall_ns = start.elapsed().as_nanos() as f64;
-    (process_cpu_ns() - cpu_before) as f64 / wall_ns
+    let cpu_after = thread_cpu_ns();
+    // Per thread, so that the sum cannot go down: a thread seen only at the
+    // end started inside the window and counts from 0. A thread that exited
+    // inside the window would take its time with it: none does, since the
+    // previous run's threads are gone before a pool is built (`run`) and a
+    // pool keeps its threads until it is stopped.
+    let used_ns: u64 = cpu_after
+        .iter()
+        .map(|(tid, after)| {
+            let before = cpu_before.iter().find(|(t, _)| t == tid).map_or(0, |b| b.1);
+            after.saturating_sub(before)
+        })
+        .sum();
+    used_ns as f64 / wall_ns
 }
 
-/// CPU time of every thread of this process so far (ns): the first field of
-/// each `/proc/self/task/*/schedstat` (time on a CPU), which, unlike
-/// `/proc/self/stat`'s clock ticks, resolves the few milliseconds an idle
-/// pool costs.
-fn process_cpu_ns() -> u64 {
+/// CPU time of each thread of this process so far, as (thread id, ns): the
+/// first field of `/proc/self/task/*/schedstat` (time on a CPU), which,
+/// unlike `/proc/self/stat`'s clock ticks, resolves the few milliseconds an
+/// idle pool costs.
+fn thread_cpu_ns() -> Vec<(u64, u64)> {
     let tasks = std::fs::read_dir("/proc/self/task")
         .unwrap_or_else(|e| fail(&format!("cannot read /proc/self/task ({e}): Linux only")));
     tasks
         .filter_map(Result::ok)
-        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse::<u64>().ok()?;
+            let line = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            Some((tid, line.split_whitespace().next()?.parse::<u64>().ok()?))
+        })
+        .collect()
+}
+
+/// Waits until this process has `threads` threads (the pools' threads
+/// exit after they are stopped, rayon's without being joined). A pool whose
+/// threads never go is a bug worth stopping for: after 30 s this fails.
+fn wait_for_threads(threads: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = std::fs::read_dir("/proc/self/task")
+            .unwrap_or_else(|e| fail(&format!("cannot read /proc/self/task ({e}): Linux only")))
+            .count();
+        if now <= threads {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{now} threads still running 30 s after their pool stopped (expected {threads})"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
 }
 
 fn median(values: &mut [f64]) -> f64 {
