@@ -13,7 +13,6 @@ use super::round_watch;
 use super::stealable::{self, Chunk, ChunkBatch};
 use crate::smp::cores::{self, MAX_CORES};
 use alloc::sync::Arc;
-use core::cell::Cell;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// One round's chunks.
@@ -122,40 +121,46 @@ impl StealJoin {
             ran_on: [const { AtomicU64::new(0) }; MAX_CORES.div_ceil(64)],
         });
         let batch: Arc<dyn ChunkBatch> = round.clone();
-        let chunks = (0..self.chunks).map(|index| Chunk {
+        // The caller runs chunk 0 itself, so only the others are published:
+        // each published chunk may wake a core (the herd bound counts
+        // queued items), and none should be woken for the caller's.
+        let chunks = (1..self.chunks).map(|index| Chunk {
             batch: batch.clone(),
             index,
         });
-        // The search wake is sent once the publication is done, not from
-        // inside it, so that the stranding fault can decide on what the
-        // publication saw (a later wake is the same as a slow waker).
-        let chosen = Cell::new(None);
         let me = crate::arch::percpu::current_index();
         if number >= STRANDED_ROUND && STRAND.load(Ordering::Relaxed) {
             wait_for_other_cores_idle();
         }
-        let published = stealable::pool().publish(me, chunks, |core| chosen.set(Some(core)));
+        // The search wakes are sent once the publication is done, not from
+        // inside it, so that the stranding fault can decide on what the
+        // publication saw (a later wake is the same as a slow waker).
+        let published = stealable::pool().publish(me, chunks, |_| {});
         let strand = number >= STRANDED_ROUND
-            && chosen.get().is_some()
+            && !published.woke.is_empty()
             && published.others_idle + 1 == cores::count()
             && STRAND.load(Ordering::Relaxed)
             && STRAND.swap(false, Ordering::Relaxed);
-        if let Some(core) = chosen.get() {
-            stealable::note_search_target(core);
-        }
         if strand {
+            for &core in published.woke.as_slice() {
+                stealable::note_search_target(core);
+            }
             crate::println!(
-                "fault: stranded-steal: round {number}: the search wake to core {} dropped, the caller does not help and its core skips its next look at the pool",
-                chosen.get().unwrap_or(0)
+                "fault: stranded-steal: round {number}: the search wake(s) to core(s) {:?} dropped, the caller does not help and its core skips its next look at the pool",
+                published.woke.as_slice()
             );
             stealable::skip_next_look(me);
         } else {
-            if let Some(core) = chosen.get() {
+            for &core in published.woke.as_slice() {
                 stealable::search_wake(core);
             }
             crate::chaos::delay(crate::chaos::Point::AfterPublish);
-            // The caller helps: it is running, so it takes chunks outside
-            // the rule (it is never idle, never a searcher).
+        }
+        // The caller's own chunk, then (unless stranding) it helps: it is
+        // running, so it takes chunks outside the rule (it is never idle,
+        // never a searcher).
+        Chunk { batch, index: 0 }.run();
+        if !strand {
             while let Some(chunk) = stealable::pool().try_take() {
                 chunk.run();
             }

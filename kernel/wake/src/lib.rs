@@ -335,5 +335,7 @@ pub use parker::{Parker, Unparked};
 pub use platform::{InterruptCounts, Platform, Resume};
 pub use policy::{Policy, UnknownPolicy};
 pub use state::State;
-pub use steal::{Published, Searcher, StealSnapshot, Stealable, StrandWatch, Stranded};
+pub use steal::{
+    FAN_OUT, Published, Searcher, StealSnapshot, Stealable, StrandWatch, Stranded, Woken,
+};
 pub use waker::wake_core;

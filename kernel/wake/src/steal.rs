@@ -4,25 +4,45 @@
 //! Pinned work (a task that must run on one core) keeps its core's inbox and
 //! the halt protocol of [`CoreWake`](crate::CoreWake): the waker wakes *that*
 //! core. Stealable work goes into one shared queue instead, and the rule
-//! below wakes **as many idle cores as the work keeps busy, one at a time**:
+//! below wakes **as many idle cores as there are items for them, doubling
+//! the cores awake at each wake step**:
 //!
-//! * **Publishing** wakes an idle core only if no core is searching; the
-//!   woken core is counted as the (one) searcher from the moment it is
-//!   chosen, so a second publication before it runs wakes nobody more.
-//! * **A searcher that finds work** stops searching; if it was the last
-//!   searcher and more work remains queued, it wakes one more idle core (the
-//!   next searcher). So the number of cores awake grows while every woken
-//!   core still finds something, and stops growing as soon as one does not.
+//! * **Publishing** wakes up to [`FAN_OUT`] idle cores, and never more
+//!   than there are queued items no searcher is on its way to already
+//!   (the **herd bound**, below); a woken core is counted as a searcher
+//!   from the moment it is chosen, so a second publication before it runs
+//!   wakes only for the items the first did not cover.
+//! * **A searcher that finds work** stops searching and, while queued items
+//!   are left that no searcher covers, wakes up to [`FAN_OUT`] more. So a
+//!   publication of k items gets k cores working after about log2(k) wake
+//!   steps (each woken core that finds an item wakes two more), and the
+//!   growth stops as soon as there is no item left for a new core.
 //! * **A core with nothing to run** (no pinned work, the queue empty)
 //!   registers as idle, stops searching if it was, and goes to the halt
 //!   path.
 //! * **A core about to run pinned work** ([`Stealable::before_pinned_work`])
 //!   stays registered but is marked busy, and choosers pass over it; if it
-//!   may have been chosen already it hands the search on before the pinned
-//!   work runs. So does a publisher that holds the slot (it is running). A
-//!   core busy with pinned work never holds the search.
+//!   may have been chosen already it hands its search on (to one other
+//!   idle core) before the pinned work runs. So does a publisher that
+//!   holds a searcher slot (it is running). A core busy with pinned work
+//!   never holds a search.
 //! * **A core with a search wake in flight** (chosen, its ticket not yet
 //!   drained) is never chosen again until it drained it and looked.
+//!
+//! ## The herd bound
+//!
+//! **No core is woken for an item another woken core will take.** At
+//! every choice, under the lock: *searchers (chosen cores that have not
+//! looked yet) ≤ queued items*. A choice is made only for an item no
+//! searcher covers (`queued - searching ≥ 1` before it), and a searcher
+//! that takes an item leaves the search in the same step as the item
+//! leaves the queue. Items taken by a core that is not searching (a
+//! publisher helping with its own publication, a core back from its last
+//! item) can leave a searcher to find the queue empty when it looks: it
+//! was woken for an item that was there at the choice, and it registers
+//! idle again. The pool counts every choice that breaks the bound
+//! ([`StealSnapshot::over_chosen`]; always 0 unless the rule is broken:
+//! the loom models and the mutation run read it).
 //!
 //! ## The work-conserving rule
 //!
@@ -31,7 +51,7 @@
 //! unlock of the pool's lock:
 //!
 //! > stealable work queued, and some core registered idle, **not busy and
-//! > with no search wake in flight** ⇒ some core holds the searcher slot,
+//! > with no search wake in flight** ⇒ some core holds a searcher slot,
 //! > and that core is in its idle path or taking stealable work: halted or
 //! > about to halt with its search wake on the way, or between its drain
 //! > and its next look.
@@ -47,7 +67,7 @@
 //! until the core looks at the pool under the lock after draining it: the
 //! pool marks the core at the choice (`ticket_pending`) and clears the
 //! mark in that look (`resume`, only when the core has drained a ticket
-//! since its last look), and `choose_searcher` never chooses a marked
+//! since its last look), and `choose_searchers` never chooses a marked
 //! core. So **at most one search wake is in flight per core** (II): the
 //! mark is set with the first and blocks a second until the first is
 //! drained.
@@ -77,22 +97,26 @@
 //! Why (I) holds, transition by transition (all under the one lock, but
 //! for the busy mark, which only removes a core from the premise):
 //!
-//! * A **publication** adds work: if no core holds the slot (the publisher
-//!   gives its own up first: it is running) it chooses an idle, unmarked,
-//!   not busy core if there is one; if there is none, the premise is false.
+//! * A **publication** adds work: if no core holds a slot (the publisher
+//!   gives its own up first: it is running), every queued item is
+//!   uncovered, so it chooses an idle, unmarked, not busy core if there is
+//!   one; if there is none, the premise is false.
 //! * A **choice** moves a core out of the idle set and marks it in one
 //!   step: it adds no idle unmarked core.
-//! * The **searcher gives the slot up** only in a call that chooses the
-//!   next one when work remains: [`Stealable::take`] finding an item,
-//!   [`Stealable::before_pinned_work`], `publish`. A `take` that ends a
-//!   search finding nothing found the queue empty: the premise is false.
+//! * **A searcher gives its slot up** only in a call that chooses for the
+//!   items no other searcher covers: [`Stealable::take`] finding an item,
+//!   [`Stealable::before_pinned_work`], `publish`. If it chooses nobody for
+//!   lack of uncovered items, the other searchers are at least as many as
+//!   the queued items, so while work is queued one of them holds a slot.
+//!   A `take` that ends a search finding nothing found the queue empty:
+//!   the premise is false.
 //! * **Registering idle** happens only in a `take` that found the queue
 //!   empty: the premise is false. **Clearing the busy mark** happens at the
 //!   start of a `take`, whose look (fast path or lock) sees the queued
 //!   items (the queued / busy pair) and takes one.
 //! * **Clearing a ticket mark** happens in `resume`, which also takes the
 //!   core out of the idle set: it adds no idle unmarked core.
-//! * The searcher is always chosen from the idle set and not busy, so it
+//! * A searcher is always chosen from the idle set and not busy, so it
 //!   is in its idle path on the choice; if it turns busy before it looks,
 //!   the busy / chosen pair sends it to the lock, where it hands the
 //!   search on; otherwise it gives the slot up in its look (`take` always
@@ -127,7 +151,7 @@
 //!
 //! ## Why no stealable work is stranded
 //!
-//! The queue, the idle set, the searcher slot and the set of cores that
+//! The queue, the idle set, the searchers and the set of cores that
 //! published since they last looked live under **one lock**,
 //! so every step above is one atomic transition and the argument is about
 //! states, not interleavings. Invariant, at every unlock: *the queue is
@@ -136,7 +160,7 @@
 //! search wake is on its way). A publication keeps it: if no core is
 //! searching it chooses an idle core (which leaves the idle set) unless
 //! every core is already out of it; if one is searching, that core is out
-//! of it. Taking the slot back from the publisher keeps it: the publisher
+//! of it. Taking a slot back from the publisher keeps it: the publisher
 //! was chosen, so it is out of the idle set until it looks again, and it
 //! will (its search wake is on its way). Preferring non-publishers changes
 //! only *which* idle core is chosen, never *whether* one is.
@@ -150,9 +174,10 @@
 //! wakes back) check it on the model machine with the kernel's idle
 //! driver, and with it that no busy core is chosen or holds the search
 //! while another core sleeps with work queued, that no core has two search
-//! wakes in flight, and that a pinned job waiting for a stealable item
-//! completes; the mutation run (`cargo xtask mutants`) breaks each step
-//! above in turn.
+//! wakes in flight, that a pinned job waiting for a stealable item
+//! completes, the herd bound, and that a publication's last core is woken
+//! within log2 of its items' wake steps; the mutation run (`cargo xtask
+//! mutants`) breaks each step above in turn.
 //!
 //! One lock is also the design's cost: every publication, every item taken
 //! and every idle registration takes it. Its critical sections are a few
@@ -181,9 +206,8 @@ struct Shared<T> {
     /// when a publisher or a searcher chooses it.
     idle: CoreSet,
     /// Cores chosen to search (woken for stealable work) that have not yet
-    /// found work or given up: at most one (one searcher slot). A set, not
-    /// an `Option`, so that a rule that chose a second searcher would show
-    /// as two (the model's herd check counts them).
+    /// looked: found an item, handed the search on or given up. At every
+    /// choice at most as many as the queued items (the herd bound).
     searching: CoreSet,
     /// Cores that published and have not looked at the pool under its lock
     /// since (a `take` on the fast path does not clear the mark): running
@@ -217,7 +241,7 @@ struct Mirror {
     /// 0 sends the core to its halt still registered idle, which the
     /// publisher of any newer item sees, unless that publisher passed over
     /// the core as busy; then only the queued / busy pair (`CoreFlags`: the
-    /// chooser's store and fence in `choose_searcher`, the core's fence in
+    /// chooser's store and fence in `choose_searchers`, the core's fence in
     /// `take`) makes the core's read see the item.
     queued: AtomicUsize,
     searching: ObservedUsize,
@@ -229,6 +253,9 @@ struct Mirror {
     taken: ObservedU64,
     search_wakes: ObservedU64,
     tickets_pending: ObservedUsize,
+    /// Choices that left more searchers than queued items (the herd bound
+    /// broken: 0 unless the rule is).
+    over_chosen: ObservedU64,
 }
 
 /// A snapshot of a pool's counts (for diagnostics; each value may be stale
@@ -251,6 +278,9 @@ pub struct StealSnapshot {
     pub search_wakes: u64,
     /// Cores with a search wake chosen and not yet drained.
     pub tickets_pending: usize,
+    /// Choices, ever, that left more searchers than queued items: the herd
+    /// bound broken (see the module docs). 0 unless the rule is broken.
+    pub over_chosen: u64,
 }
 
 /// One core's part in the rule: whether it is the chosen searcher and
@@ -296,13 +326,63 @@ impl Searcher {
     }
 }
 
+/// The most search wakes one call into the pool chooses: a publication, or
+/// a searcher that found an item, wakes up to this many more cores, so the
+/// cores awake for k items double at each wake step (about log2(k) steps).
+pub const FAN_OUT: usize = 2;
+
+/// The cores one call chose to search (at most [`FAN_OUT`]), lowest first
+/// as chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Woken {
+    cores: [usize; FAN_OUT],
+    len: usize,
+}
+
+impl Woken {
+    /// Nobody.
+    pub const NONE: Self = Self {
+        cores: [0; FAN_OUT],
+        len: 0,
+    };
+
+    fn push(&mut self, core: usize) {
+        self.cores[self.len] = core;
+        self.len += 1;
+    }
+
+    /// How many were chosen.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nobody was chosen.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first core chosen, if any.
+    #[must_use]
+    pub fn first(&self) -> Option<usize> {
+        self.as_slice().first().copied()
+    }
+
+    /// The cores chosen, in the order they were.
+    #[must_use]
+    pub fn as_slice(&self) -> &[usize] {
+        &self.cores[..self.len]
+    }
+}
+
 /// What a publication did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Published {
     /// Items added.
     pub items: usize,
-    /// The core chosen to search (its `wake` was called), if any.
-    pub woke: Option<usize>,
+    /// The cores chosen to search (`wake` was called for each).
+    pub woke: Woken,
     /// Cores other than the publisher registered idle when it published
     /// (before the choice).
     pub others_idle: usize,
@@ -384,6 +464,7 @@ impl<T> Stealable<T> {
                 taken: ObservedU64::new(0),
                 search_wakes: ObservedU64::new(0),
                 tickets_pending: ObservedUsize::new(0),
+                over_chosen: ObservedU64::new(0),
             },
             flags: (0..cores)
                 .map(|_| CoreFlags {
@@ -395,16 +476,21 @@ impl<T> Stealable<T> {
         }
     }
 
-    /// Core `me` queues `items` and, if no core is searching and another
-    /// one is idle, chooses it as the searcher (one that has not published
-    /// since it last looked, if any) and calls `wake(core)` (after the lock
-    /// is released). If `me` itself held the searcher slot (chosen while
-    /// registered idle, now running), it gives the slot up first.
+    /// Core `me` queues `items` and chooses up to [`FAN_OUT`] other idle
+    /// cores to search, one per queued item no searcher covers yet (ones
+    /// that have not published since they last looked first), calling
+    /// `wake(core)` for each after the lock is released. If `me` itself
+    /// held a searcher slot (chosen while registered idle, now running), it
+    /// gives the slot up first.
+    ///
+    /// A publisher that will run one of its items itself right away (a
+    /// fork-join caller) should keep that item out of the publication:
+    /// every published item may wake a core.
     pub fn publish(
         &self,
         me: usize,
         items: impl IntoIterator<Item = T>,
-        wake: impl FnOnce(usize),
+        wake: impl FnMut(usize),
     ) -> Published {
         let mut shared = self.shared.lock();
         let others_idle = others_idle(&shared, me);
@@ -421,9 +507,9 @@ impl<T> Stealable<T> {
             // search wake would wait for that task. It hands the slot on;
             // its wake still arrives, and only sends it to look.
             shared.searching.remove(me);
-            self.choose_searcher(&mut shared, me)
+            self.choose_searchers(&mut shared, me, FAN_OUT)
         } else {
-            None
+            Woken::NONE
         };
         self.mirror.published.fetch_add(added as u64, OBSERVED);
         self.unlock(shared, woke, wake);
@@ -444,15 +530,15 @@ impl<T> Stealable<T> {
         if item.is_some() {
             self.mirror.taken.fetch_add(1, OBSERVED);
         }
-        self.unlock(shared, None, |_| {});
+        self.unlock(shared, Woken::NONE, |_| {});
         item
     }
 
     /// Called by a core with no pinned work: the next stealable item, or
     /// `None` when the queue is empty, and then the core is registered idle
     /// and must go to the halt path (its search, if it was searching, is
-    /// over). A searcher that finds an item while more remain, and was the
-    /// last searcher, chooses the next one (`wake`).
+    /// over). A searcher that finds an item chooses up to [`FAN_OUT`] more
+    /// searchers, one per queued item no searcher covers (`wake` for each).
     ///
     /// Fast path, no lock: a core still registered idle from its last call
     /// (it halted and woke with nothing pinned to run, a spurious or a
@@ -460,7 +546,7 @@ impl<T> Stealable<T> {
     /// item queued, goes straight back to its halt path: its registration
     /// stands, so a publisher of any item it did not see chooses it or a
     /// searcher exists.
-    pub fn take(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) -> Option<T> {
+    pub fn take(&self, searcher: &mut Searcher, wake: impl FnMut(usize)) -> Option<T> {
         self.end_busy(searcher);
         if searcher.registered_idle
             && !searcher.search_wake_seen
@@ -479,16 +565,16 @@ impl<T> Stealable<T> {
         let next = match item {
             Some(_) => {
                 self.mirror.taken.fetch_add(1, OBSERVED);
-                if ended_search && !shared.queue.is_empty() {
-                    self.choose_searcher(&mut shared, searcher.me)
+                if ended_search {
+                    self.choose_searchers(&mut shared, searcher.me, FAN_OUT)
                 } else {
-                    None
+                    Woken::NONE
                 }
             }
             None => {
                 shared.idle.insert(searcher.me);
                 searcher.registered_idle = true;
-                None
+                Woken::NONE
             }
         };
         self.unlock(shared, next, wake);
@@ -521,10 +607,11 @@ impl<T> Stealable<T> {
     }
 
     /// Called by a core about to run pinned work (a task, a private job).
-    /// A core busy with pinned work never holds the search: if it may have
-    /// been chosen (it drained a search wake, is the searcher, or a chooser
-    /// marked it), it takes the lock and hands the search on to another
-    /// idle core when work is queued (`wake`) before the pinned work runs.
+    /// A core busy with pinned work never holds a search: if it may have
+    /// been chosen (it drained a search wake, is a searcher, or a chooser
+    /// marked it), it takes the lock and hands its search on to one other
+    /// idle core when a queued item is left uncovered (`wake`) before the
+    /// pinned work runs.
     /// Otherwise it takes no lock and **stays registered idle**, marked
     /// busy, so that choosers pass over it while it runs (see `CoreFlags`
     /// for the two pairs that make this safe): a core woken for pinned work
@@ -532,7 +619,7 @@ impl<T> Stealable<T> {
     /// pool's lock, which at 32 vCPUs on 2 host cores is a ticket-lock
     /// convoy (the 32-core barrier test stalled on it when every pinned
     /// wake took the lock).
-    pub fn before_pinned_work(&self, searcher: &mut Searcher, wake: impl FnOnce(usize)) {
+    pub fn before_pinned_work(&self, searcher: &mut Searcher, wake: impl FnMut(usize)) {
         let mut marked = false;
         if searcher.registered_idle && self.covers(searcher.me) {
             if !searcher.busy {
@@ -554,12 +641,12 @@ impl<T> Stealable<T> {
             searcher.searching = false;
             shared.searching.remove(searcher.me);
             if shared.queue.is_empty() {
-                None
+                Woken::NONE
             } else {
-                self.choose_searcher(&mut shared, searcher.me)
+                self.choose_searchers(&mut shared, searcher.me, 1)
             }
         } else {
-            None
+            Woken::NONE
         };
         self.unlock(shared, next, wake);
     }
@@ -578,7 +665,7 @@ impl<T> Stealable<T> {
     /// lock, as every chooser sets it).
     ///
     /// A core that drained a search wake since its last look drained *the*
-    /// one chosen for it (at most one is on its way, `choose_searcher`): it
+    /// one chosen for it (at most one is on its way, `choose_searchers`): it
     /// may be chosen again. A core that looks without having drained one
     /// (woken for pinned work, a tick, a spurious wake, or never halted)
     /// keeps the ticket mark: its ticket is still on its way, and a choice
@@ -599,17 +686,21 @@ impl<T> Stealable<T> {
         }
     }
 
-    /// Chooses an idle core other than `me`, with no search wake in flight
-    /// and not busy, as the searcher if none is searching: the lowest that
-    /// has not published since it last looked, else the lowest. The chosen
-    /// core leaves the idle set and is marked as having a ticket in flight.
-    /// Busy cores passed over stay registered (they look before they halt);
-    /// an idle core with a ticket in flight loses nothing either (that
-    /// ticket arrives and sends it to look). Stores the queued count first:
-    /// the chooser's half of the queued / busy pair.
-    fn choose_searcher(&self, shared: &mut Shared<T>, me: usize) -> Option<usize> {
-        if !shared.searching.is_empty() {
-            return None;
+    /// Chooses up to `want` idle cores other than `me`, with no search
+    /// wake in flight and not busy, as searchers: one per queued item no
+    /// searcher covers yet (the herd bound), the lowest that have not
+    /// published since they last looked first, then the lowest. Each
+    /// chosen core leaves the idle set and is marked as having a ticket in
+    /// flight. Busy cores passed over stay registered (they look before
+    /// they halt); an idle core with a ticket in flight loses nothing
+    /// either (that ticket arrives and sends it to look). Stores the queued
+    /// count first: the chooser's half of the queued / busy pair.
+    fn choose_searchers(&self, shared: &mut Shared<T>, me: usize, want: usize) -> Woken {
+        let uncovered = shared.queue.len().saturating_sub(shared.searching.len());
+        let want = want.min(uncovered);
+        let mut woken = Woken::NONE;
+        if want == 0 {
+            return woken;
         }
         // The chooser's half of the queued / busy pair (see `CoreFlags`):
         // stored before the fence below, read by a busy core after its own.
@@ -617,13 +708,13 @@ impl<T> Stealable<T> {
             .queued
             .store(shared.queue.len(), Ordering::Relaxed);
         let mut passed_over = Vec::new();
-        let chosen = loop {
+        while woken.len() < want {
             let Some(core) = shared.idle.take_lowest_preferring_excluding(
                 me,
                 &shared.publishers,
                 Some(&shared.ticket_pending),
             ) else {
-                break None;
+                break;
             };
             let flags = &self.flags[core];
             flags.chosen.store(1, Ordering::Relaxed);
@@ -633,19 +724,23 @@ impl<T> Stealable<T> {
             // `take` (queued / busy).
             fence(Ordering::SeqCst);
             if flags.busy.load(Ordering::Relaxed) == 0 {
-                break Some(core);
+                shared.searching.insert(core);
+                shared.ticket_pending.insert(core);
+                woken.push(core);
+            } else {
+                flags.chosen.store(0, Ordering::Relaxed);
+                passed_over.push(core);
             }
-            flags.chosen.store(0, Ordering::Relaxed);
-            passed_over.push(core);
-        };
+        }
         for core in passed_over {
             shared.idle.insert(core);
         }
-        if let Some(core) = chosen {
-            shared.searching.insert(core);
-            shared.ticket_pending.insert(core);
+        // The herd bound, counted where it is decided (the models fail on
+        // any count): no more searchers than queued items.
+        if shared.searching.len() > shared.queue.len() {
+            self.mirror.over_chosen.fetch_add(1, OBSERVED);
         }
-        chosen
+        woken
     }
 
     /// How many cores other than `me` are registered idle now (under the
@@ -653,7 +748,7 @@ impl<T> Stealable<T> {
     pub fn others_idle(&self, me: usize) -> usize {
         let shared = self.shared.lock();
         let others = others_idle(&shared, me);
-        self.unlock(shared, None, |_| {});
+        self.unlock(shared, Woken::NONE, |_| {});
         others
     }
 
@@ -669,6 +764,7 @@ impl<T> Stealable<T> {
             taken: m.taken.load(OBSERVED),
             search_wakes: m.search_wakes.load(OBSERVED),
             tickets_pending: m.tickets_pending.load(OBSERVED),
+            over_chosen: m.over_chosen.load(OBSERVED),
         }
     }
 
@@ -679,12 +775,12 @@ impl<T> Stealable<T> {
         core::ptr::from_ref(&self.mirror.queued) as usize
     }
 
-    /// Mirrors the counts, releases the lock, then wakes the chosen core.
+    /// Mirrors the counts, releases the lock, then wakes the chosen cores.
     fn unlock(
         &self,
         shared: MutexGuard<'_, Shared<T>>,
-        chosen: Option<usize>,
-        wake: impl FnOnce(usize),
+        chosen: Woken,
+        mut wake: impl FnMut(usize),
     ) {
         let m = &self.mirror;
         m.queued.store(shared.queue.len(), Ordering::Relaxed);
@@ -694,11 +790,9 @@ impl<T> Stealable<T> {
         m.idle.store(shared.idle.len(), OBSERVED);
         m.tickets_pending
             .store(shared.ticket_pending.len(), OBSERVED);
-        if chosen.is_some() {
-            m.search_wakes.fetch_add(1, OBSERVED);
-        }
+        m.search_wakes.fetch_add(chosen.len() as u64, OBSERVED);
         drop(shared);
-        if let Some(core) = chosen {
+        for &core in chosen.as_slice() {
             wake(core);
         }
     }
@@ -756,6 +850,7 @@ impl StrandWatch {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::{Searcher, Stealable};
+    use alloc::vec;
     use alloc::vec::Vec;
 
     /// Registers each core idle (a `take` that finds nothing).
@@ -773,77 +868,116 @@ mod tests {
             .collect()
     }
 
-    fn publish(pool: &Stealable<u32>, me: usize, items: &[u32]) -> Option<usize> {
-        let mut woke = None;
-        let published = pool.publish(me, items.iter().copied(), |core| woke = Some(core));
-        assert_eq!(published.woke, woke);
+    /// Publishes `items` from `me`; the cores chosen, checked against
+    /// what `publish` says it chose.
+    fn publish_all(pool: &Stealable<u32>, me: usize, items: &[u32]) -> Vec<usize> {
+        let mut woke = Vec::new();
+        let published = pool.publish(me, items.iter().copied(), |core| woke.push(core));
+        assert_eq!(published.woke.as_slice(), woke.as_slice());
         woke
     }
 
-    #[test]
-    fn one_searcher_at_a_time_and_the_last_one_to_find_work_wakes_the_next() {
-        let pool = Stealable::new(4);
-        let mut searchers = idle_cores(&pool, &[1, 2, 3]);
-        assert_eq!(publish(&pool, 0, &[10, 11, 12]), Some(1));
-        // A second publication while core 1 searches wakes nobody more.
-        assert_eq!(publish(&pool, 0, &[13]), None);
-        assert_eq!(pool.snapshot().searching, 1);
-        let mut woke = None;
-        searchers[0].search_wake_drained();
-        assert_eq!(
-            pool.take(&mut searchers[0], |core| woke = Some(core)),
-            Some(10)
-        );
-        assert_eq!(
-            woke,
-            Some(2),
-            "the last searcher found work with more queued"
-        );
-        searchers[1].search_wake_drained();
-        assert_eq!(
-            pool.take(&mut searchers[1], |core| woke = Some(core)),
-            Some(11)
-        );
-        assert_eq!(woke, Some(3));
-        // Core 1 takes again, as a plain running core: no wake.
-        assert_eq!(
-            pool.take(&mut searchers[0], |_| panic!("not a searcher")),
-            Some(12)
-        );
-        assert_eq!(
-            pool.take(&mut searchers[0], |_| panic!("not a searcher")),
-            Some(13)
-        );
-        assert_eq!(
-            pool.take(&mut searchers[0], |_| panic!("nothing queued")),
-            None
-        );
-        // Core 3 looks, finds nothing and gives the slot back.
-        searchers[2].search_wake_drained();
-        assert_eq!(
-            pool.take(&mut searchers[2], |_| panic!("nothing queued")),
-            None
-        );
-        let counts = pool.snapshot();
-        assert_eq!((counts.queued, counts.searching), (0, 0));
+    /// Publishes `items` from `me`; the one core chosen, if any.
+    fn publish(pool: &Stealable<u32>, me: usize, items: &[u32]) -> Option<usize> {
+        let woke = publish_all(pool, me, items);
+        assert!(woke.len() <= 1, "chose {woke:?}");
+        woke.first().copied()
+    }
+
+    /// Core `searcher` drains its search wake and takes; the item and the
+    /// cores it chose.
+    fn searcher_takes(pool: &Stealable<u32>, searcher: &mut Searcher) -> (Option<u32>, Vec<usize>) {
+        let mut woke = Vec::new();
+        searcher.search_wake_drained();
+        let item = pool.take(searcher, |core| woke.push(core));
+        (item, woke)
     }
 
     #[test]
-    fn the_chain_passes_over_a_core_running_its_own_publication() {
-        let pool = Stealable::new(3);
-        // Core 0 is registered idle and then runs a task that publishes.
-        let mut searchers = idle_cores(&pool, &[0, 1, 2]);
-        pool.before_pinned_work(&mut searchers[0], |_| panic!("not a searcher"));
-        assert_eq!(publish(&pool, 0, &[10, 11]), Some(1));
-        let mut woke = None;
-        searchers[1].search_wake_drained();
+    fn the_cores_awake_double_at_each_wake_step_and_never_outnumber_the_items() {
+        // Cores 1 to 7 idle, an outside producer (core 8 of 8) publishes 7
+        // items.
+        let pool = Stealable::new(8);
+        let mut searchers = idle_cores(&pool, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        let items = [10, 11, 12, 13, 14, 15, 16];
+        // Step 1: the publication wakes two.
+        assert_eq!(publish_all(&pool, 8, &items), [0, 1]);
+        // Step 2: each of them finds an item and wakes two more.
         assert_eq!(
-            pool.take(&mut searchers[1], |core| woke = Some(core)),
-            Some(10)
+            searcher_takes(&pool, &mut searchers[0]),
+            (Some(10), vec![2, 3])
         );
-        // Core 0 is the lowest core, but it is busy with its task: core 2
-        // is chosen.
-        assert_eq!(woke, Some(2));
+        assert_eq!(
+            searcher_takes(&pool, &mut searchers[1]),
+            (Some(11), vec![4, 5])
+        );
+        // Step 3: 5 items left, 4 searchers on their way: one more core.
+        assert_eq!(
+            searcher_takes(&pool, &mut searchers[2]),
+            (Some(12), vec![6])
+        );
+        // Every item is covered: the rest wake nobody.
+        for (core, item) in [(3, 13), (4, 14), (5, 15), (6, 16)] {
+            assert_eq!(
+                searcher_takes(&pool, &mut searchers[core]),
+                (Some(item), vec![])
+            );
+        }
+        let counts = pool.snapshot();
+        assert_eq!(
+            (counts.queued, counts.searching, counts.search_wakes),
+            (0, 0, 7)
+        );
+        assert_eq!(counts.over_chosen, 0);
+        // Core 7 stayed idle: nothing was left for it.
+        assert_eq!(counts.idle, 1);
+    }
+
+    #[test]
+    fn a_publication_wakes_one_core_per_uncovered_item() {
+        let pool = Stealable::new(4);
+        let mut searchers = idle_cores(&pool, &[1, 2, 3]);
+        assert_eq!(publish_all(&pool, 0, &[10]), [1]);
+        // A second item while core 1 is on its way: one more core.
+        assert_eq!(publish_all(&pool, 0, &[11]), [2]);
+        assert_eq!(pool.snapshot().searching, 2);
+        // Core 0 (the publisher, running) takes both before they look.
+        assert_eq!(pool.try_take(), Some(10));
+        assert_eq!(pool.try_take(), Some(11));
+        // Each searcher looks, finds nothing, registers idle again: it was
+        // woken for an item that was there at its choice.
+        assert_eq!(searcher_takes(&pool, &mut searchers[0]), (None, vec![]));
+        assert_eq!(searcher_takes(&pool, &mut searchers[1]), (None, vec![]));
+        let counts = pool.snapshot();
+        assert_eq!(
+            (counts.searching, counts.idle, counts.over_chosen),
+            (0, 3, 0)
+        );
+    }
+
+    #[test]
+    fn a_searcher_that_finds_work_wakes_nobody_when_every_item_is_covered() {
+        let pool = Stealable::new(4);
+        let mut searchers = idle_cores(&pool, &[1, 2, 3]);
+        assert_eq!(publish_all(&pool, 0, &[10, 11]), [1, 2]);
+        assert_eq!(searcher_takes(&pool, &mut searchers[0]), (Some(10), vec![]));
+        assert_eq!(searcher_takes(&pool, &mut searchers[1]), (Some(11), vec![]));
+        assert_eq!(pool.snapshot().search_wakes, 2);
+    }
+
+    #[test]
+    fn the_ramp_passes_over_a_core_running_its_own_publication() {
+        let pool = Stealable::new(4);
+        // Core 0 is registered idle and then runs a task that publishes.
+        let mut searchers = idle_cores(&pool, &[0, 1, 2, 3]);
+        pool.before_pinned_work(&mut searchers[0], |_| panic!("not a searcher"));
+        assert_eq!(publish_all(&pool, 0, &[10, 11, 12]), [1, 2]);
+        // Core 0 is the lowest core, but it is busy with its task: core 3
+        // is chosen for the item left uncovered.
+        assert_eq!(
+            searcher_takes(&pool, &mut searchers[1]),
+            (Some(10), vec![3])
+        );
     }
 
     #[test]
@@ -870,7 +1004,7 @@ mod tests {
     }
 
     #[test]
-    fn a_publisher_holding_the_searcher_slot_hands_it_on() {
+    fn a_publisher_holding_a_searcher_slot_hands_it_on() {
         let pool = Stealable::new(3);
         let mut searchers = idle_cores(&pool, &[0, 1, 2]);
         // Core 2 publishes while every other core is idle; core 0, the
@@ -878,11 +1012,11 @@ mod tests {
         // publishes itself.
         assert_eq!(publish(&pool, 2, &[10]), Some(0));
         assert_eq!(
-            publish(&pool, 0, &[11]),
-            Some(1),
-            "the publisher's own slot is taken back and handed on"
+            publish_all(&pool, 0, &[11]),
+            [1, 2],
+            "the publisher's own slot is taken back: both items are uncovered"
         );
-        assert_eq!(pool.snapshot().searching, 1);
+        assert_eq!(pool.snapshot().searching, 2);
         // Core 0's search wake arrives: it looks, and is no searcher.
         searchers[0].search_wake_drained();
         assert_eq!(
@@ -890,12 +1024,10 @@ mod tests {
             Some(10)
         );
         assert!(!searchers[0].is_searching());
-        searchers[1].search_wake_drained();
-        assert_eq!(
-            pool.take(&mut searchers[1], |_| panic!("nothing left")),
-            Some(11)
-        );
-        assert_eq!(pool.snapshot().searching, 0);
+        assert_eq!(searcher_takes(&pool, &mut searchers[1]), (Some(11), vec![]));
+        assert_eq!(searcher_takes(&pool, &mut searchers[2]), (None, vec![]));
+        let counts = pool.snapshot();
+        assert_eq!((counts.searching, counts.over_chosen), (0, 0));
     }
 
     #[test]

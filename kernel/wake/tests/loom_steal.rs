@@ -104,6 +104,20 @@ fn producer_two_items_three_cores() {
     );
 }
 
+/// (v), (vi): three items for three idle cores: the publication wakes two,
+/// the first of them to find an item the third (generation 2); a rule that
+/// woke one core at a time would reach generation 3.
+#[test]
+fn producer_three_items_three_cores() {
+    run(
+        "steal, producer, 3 cores, 3 items",
+        StealScenario {
+            preemption_bound: 1,
+            ..scenario(3, &[3], Publisher::Producer)
+        },
+    );
+}
+
 #[test]
 fn pinned_work_on_a_searcher_two_cores() {
     run(

@@ -96,6 +96,16 @@ pub const STEAL_TWO_PUBLICATIONS: Model = Model {
     test: "loom_steal",
     filter: Some("producer_two_publications_two_cores"),
 };
+/// The stealable pool's model of a producer's two items for three cores.
+pub const STEAL_TWO_ITEMS_THREE_CORES: Model = Model {
+    test: "loom_steal",
+    filter: Some("producer_two_items_three_cores"),
+};
+/// The stealable pool's model of a producer's three items for three cores.
+pub const STEAL_THREE_ITEMS_THREE_CORES: Model = Model {
+    test: "loom_steal",
+    filter: Some("producer_three_items_three_cores"),
+};
 
 // The models' assertion messages (kernel/wake/tests/model/machine.rs,
 // run.rs and steal_run.rs, tests/loom_parker.rs): a kill must show one of
@@ -119,8 +129,11 @@ pub const MISSED_DATA: &str = "missed the published data";
 pub const MISSED_TASK_WRITES: &str = "missed the task's writes";
 /// Stealable work left with nobody to run it (`tests/model/machine.rs`).
 pub const STRANDED: &str = "stealable work stranded";
-/// More than one searcher woken (`tests/model/steal_run.rs`).
+/// A choice left more searchers than queued items (`tests/model/steal_run.rs`).
 pub const HERD: &str = "thundering herd";
+/// A search wake of a later generation than log2 of the items allows
+/// (`tests/model/steal_run.rs`).
+pub const RAMP: &str = "ramp-up slower than log2 of the items";
 /// A core running pinned work chosen to search, and still holding the
 /// search (`tests/model/steal_run.rs`).
 pub const BUSY_CHOSEN: &str = "a core busy with pinned work chosen to search";
@@ -578,11 +591,11 @@ pub static MUTANTS: &[Mutant] = &[
         file: "src/steal.rs",
         find: concat!(
             "            shared.searching.remove(me);\n",
-            "            self.choose_searcher(&mut shared, me)\n",
+            "            self.choose_searchers(&mut shared, me, FAN_OUT)\n",
         ),
         replace: concat!(
             "            shared.searching.remove(me);\n",
-            "            None // MUTANT: publish wakes nobody\n",
+            "            Woken::NONE // MUTANT: publish wakes nobody\n",
         ),
         model: STEAL,
         killed_by: &[STRANDED],
@@ -600,19 +613,26 @@ pub static MUTANTS: &[Mutant] = &[
         quick: true,
         ..Mutant::BASE
     },
-    // The stealable pool: a second searcher chosen while one searches.
+    // The stealable pool: the herd bound ignores the searchers on their way.
     Mutant {
-        name: "steal-second-searcher",
+        name: "steal-searchers-not-counted",
         file: "src/steal.rs",
-        find: concat!(
-            "        if !shared.searching.is_empty() {\n",
-            "            return None;\n",
-            "        }\n",
-            "        // The chooser's half",
-        ),
-        replace: "        // The chooser's half",
-        model: STEAL,
+        find: "        let uncovered = shared.queue.len().saturating_sub(shared.searching.len());\n",
+        replace: "        let uncovered = shared.queue.len(); // MUTANT: searchers on their way not counted\n",
+        model: STEAL_TWO_ITEMS_THREE_CORES,
         killed_by: &[HERD],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The stealable pool: one core woken at a time (the rule before the
+    // ramp-up): a publication and a searcher that finds work wake one.
+    Mutant {
+        name: "steal-one-at-a-time",
+        file: "src/steal.rs",
+        find: "        let want = want.min(uncovered);\n",
+        replace: "        let want = want.min(uncovered).min(1); // MUTANT: one core at a time\n",
+        model: STEAL_THREE_ITEMS_THREE_CORES,
+        killed_by: &[RAMP],
         quick: true,
         ..Mutant::BASE
     },
@@ -680,12 +700,12 @@ pub static MUTANTS: &[Mutant] = &[
         file: "src/steal.rs",
         find: concat!(
             "            if shared.queue.is_empty() {\n",
-            "                None\n",
+            "                Woken::NONE\n",
             "            } else {\n",
-            "                self.choose_searcher(&mut shared, searcher.me)\n",
+            "                self.choose_searchers(&mut shared, searcher.me, 1)\n",
             "            }",
         ),
-        replace: "            None // MUTANT: the search is dropped, not handed on",
+        replace: "            Woken::NONE // MUTANT: the search is dropped, not handed on",
         model: STEAL_CHOSEN_CORE,
         killed_by: &[BLOCKED],
         quick: true,

@@ -31,12 +31,22 @@
 //! * (iv) **a private job waiting on a shared job completes**: a pinned
 //!   job that waits for a stealable item never finds every other core
 //!   asleep for good with the item not run ([`BLOCKED`]);
+//! * (v) **the herd bound**: no choice leaves more searchers than queued
+//!   items (the pool's own count of such choices, taken under its lock,
+//!   stays 0: [`HERD`]);
+//! * (vi) **ramp-up in log2 steps**: each search wake has a generation (a
+//!   publication's are 1, a searcher of generation g that finds an item
+//!   chooses generation g + 1, a search handed on keeps its generation),
+//!   and no generation exceeds ceil(log2(items + 1)) for the items
+//!   published in all ([`RAMP`]): a rule that wakes one core at a time
+//!   reaches generation k for k items;
 //! * every stealable item is taken exactly once, every pinned job run
-//!   once; at most one core searches at a time ([`HERD`]).
+//!   once.
 //!
-//! Not checked here: that the chain of search wakes wakes *enough* cores
-//! (a rule that never wakes a second searcher strands nothing: the cores
-//! awake take every item); the bench measures how many cores ran work.
+//! Not checked here: that the ramp wakes *enough* cores (a rule that never
+//! wakes a second searcher strands nothing: the cores awake take every
+//! item); the pool's unit tests check the doubling step by step, and the
+//! bench measures how many cores ran work.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -53,8 +63,10 @@ use super::machine::{Machine, ModelPlatform};
 use super::run::{Explored, explore};
 use super::trace::{dump_trace, trace};
 
-/// The message of more than one core chosen to search at once.
+/// (v) A choice left more searchers than queued items.
 pub const HERD: &str = "thundering herd";
+/// (vi) A search wake of a later generation than log2 of the items allows.
+pub const RAMP: &str = "ramp-up slower than log2 of the items";
 /// (ii) A core busy with pinned work was chosen to search.
 pub const BUSY_CHOSEN: &str = "a core busy with pinned work chosen to search";
 /// (ii) The searcher slot held by a busy core while work waits.
@@ -184,6 +196,12 @@ struct World {
     busy: Vec<AtomicBool>,
     /// Ghost, per driver core: search wakes chosen for it and not drained.
     tickets: Vec<AtomicUsize>,
+    /// Ghost, per driver core: the generation of the search wake last
+    /// chosen for it (0: none yet).
+    generation: Vec<AtomicUsize>,
+    /// Ghost: ceil(log2(items + 1)) for the items published in all, the
+    /// latest generation (vi) allows.
+    max_generation: usize,
 }
 
 fn run_once(scenario: StealScenario) {
@@ -203,6 +221,8 @@ fn run_once(scenario: StealScenario) {
             .map(|_| AtomicBool::new(false))
             .collect(),
         tickets: (0..scenario.cores).map(|_| AtomicUsize::new(0)).collect(),
+        generation: (0..scenario.cores).map(|_| AtomicUsize::new(0)).collect(),
+        max_generation: (usize::BITS - scenario.published().leading_zeros()) as usize,
     });
     let drivers: Vec<_> = (0..scenario.cores)
         .map(|me| {
@@ -263,12 +283,16 @@ fn run_once(scenario: StealScenario) {
     );
 }
 
-/// The herd check, after every call into the pool.
-fn one_searcher(world: &World) {
-    let searching = world.pool.snapshot().searching;
-    if searching > 1 {
+/// (v), after every call into the pool: the pool counts, under its lock,
+/// each choice that left more searchers than queued items.
+fn herd_bound(world: &World) {
+    let counts = world.pool.snapshot();
+    if counts.over_chosen > 0 {
         dump_trace();
-        panic!("{HERD}: {searching} cores chosen to search at once");
+        panic!(
+            "{HERD}: {} choice(s) left more searchers than queued items (now {} searching, {} queued)",
+            counts.over_chosen, counts.searching, counts.queued
+        );
     }
 }
 
@@ -291,10 +315,37 @@ fn search_not_held_by_busy(world: &World) {
     }
 }
 
+/// How a search wake's generation follows from its chooser's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Generation {
+    /// Chosen by a publication: generation 1.
+    Published,
+    /// Chosen by driver core `me`, a searcher that found an item: one
+    /// later than the wake that made `me` a searcher.
+    Ramp,
+    /// Handed on by driver core `me` before pinned work: the same as the
+    /// wake that made `me` a searcher.
+    HandedOn,
+}
+
 /// The pool chose `target` to search (its `wake` callback, after the
-/// lock): checks (ii) and (iii) and counts the ticket in flight.
-fn chosen(world: &World, me: usize, target: usize) {
-    trace(|| format!("core {me}: chose core {target} to search"));
+/// lock): checks (ii), (iii) and (vi) and counts the ticket in flight.
+fn chosen(world: &World, me: usize, target: usize, how: Generation) {
+    trace(|| format!("core {me}: chose core {target} to search ({how:?})"));
+    let mine = world.generation.get(me).map_or(0, |g| g.load(SeqCst));
+    let generation = match how {
+        Generation::Published => 1,
+        Generation::Ramp => mine + 1,
+        Generation::HandedOn => mine.max(1),
+    };
+    world.generation[target].store(generation, SeqCst);
+    if generation > world.max_generation {
+        dump_trace();
+        panic!(
+            "{RAMP}: core {me} chose core {target} as generation {generation}, at most {} for the items published",
+            world.max_generation
+        );
+    }
     // This runs after the chooser's unlock, so the target may have turned
     // busy since the choice: the rule lets a core chosen as it turns busy
     // hand the search on in its `before_pinned_work` (the busy / chosen
@@ -323,8 +374,8 @@ fn send_ticket(world: &World, me: usize, target: usize) {
 }
 
 /// A search wake sent at once: the choice and the ticket.
-fn search_wake(world: &World, me: usize, target: usize) {
-    chosen(world, me, target);
+fn search_wake(world: &World, me: usize, target: usize, how: Generation) {
+    chosen(world, me, target, how);
     send_ticket(world, me, target);
 }
 
@@ -346,13 +397,13 @@ fn publish_with(
     me: usize,
     first: u32,
     items: usize,
-    wake: impl FnOnce(usize),
+    wake: impl FnMut(usize),
 ) -> u32 {
     let end = first + u32::try_from(items).expect("small");
     world.machine.stealable_queued.fetch_add(items, SeqCst);
     let published = world.pool.publish(me, first..end, wake);
     trace(|| format!("core {me}: published {items}: {published:?}"));
-    one_searcher(world);
+    herd_bound(world);
     end
 }
 
@@ -360,7 +411,7 @@ fn publish_with(
 /// once; returns the next number.
 fn publish(world: &World, me: usize, first: u32, items: usize) -> u32 {
     publish_with(world, me, first, items, |target| {
-        search_wake(world, me, target);
+        search_wake(world, me, target, Generation::Published);
     })
 }
 
@@ -381,7 +432,7 @@ fn run_script(world: &World, me: usize, first: u32, script: &[Act]) {
             Act::Publish(items) => next = publish(world, me, next, items),
             Act::PublishHeld(items) => {
                 next = publish_with(world, me, next, items, |target| {
-                    chosen(world, me, target);
+                    chosen(world, me, target, Generation::Published);
                     held.push(target);
                 });
             }
@@ -400,10 +451,10 @@ fn run_script(world: &World, me: usize, first: u32, script: &[Act]) {
 /// pool's rule), then runs its steps and waits for its item, checking
 /// (ii) and (iv) at every step.
 fn run_pinned(world: &World, me: usize, searcher: &mut Searcher, job: Job) {
-    world
-        .pool
-        .before_pinned_work(searcher, |target| search_wake(world, me, target));
-    one_searcher(world);
+    world.pool.before_pinned_work(searcher, |target| {
+        search_wake(world, me, target, Generation::HandedOn);
+    });
+    herd_bound(world);
     world.busy[me].store(true, SeqCst);
     trace(|| format!("core {me}: runs pinned {job:?}"));
     for _ in 0..job.steps {
@@ -475,10 +526,10 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
             run_pinned(world, me, &mut searcher, job);
             continue;
         }
-        let taken = world
-            .pool
-            .take(&mut searcher, |target| search_wake(world, me, target));
-        one_searcher(world);
+        let taken = world.pool.take(&mut searcher, |target| {
+            search_wake(world, me, target, Generation::Ramp);
+        });
+        herd_bound(world);
         if let Some(item) = taken {
             world.machine.stealable_queued.fetch_sub(1, SeqCst);
             trace(|| format!("core {me}: runs stealable {item}"));
