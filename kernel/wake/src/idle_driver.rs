@@ -126,14 +126,22 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
         idle
     }
 
-    /// Bounded backoff: polls the inbox for the current budget. `true` if
-    /// work arrived (the core stays `Running` meanwhile, so wakers send no
-    /// IPI).
+    /// Bounded backoff: polls the inbox for the current budget, if the
+    /// kernel lets it ([`IdleHooks::may_poll`]). `true` if work arrived
+    /// (the core stays `Running` meanwhile, so wakers send no IPI).
     fn poll_for_work(&mut self) -> bool {
         let budget_us = self.backoff.budget_us();
-        if budget_us == 0 {
+        if budget_us == 0 || !self.hooks.may_poll() {
             return false;
         }
+        let caught = self.poll_inbox(budget_us);
+        self.hooks.poll_ended();
+        caught
+    }
+
+    /// Polls the inbox for `budget_us`, updating the backoff from what it
+    /// saw: `true` if work arrived.
+    fn poll_inbox(&mut self, budget_us: u64) -> bool {
         let platform = &self.platform;
         let core = self.core();
         let start = platform.now_ticks();

@@ -126,6 +126,21 @@ pub trait IdleHooks<T> {
         let _ = (at, batch);
     }
 
+    /// The core is about to poll its inbox before the halt path (its
+    /// backoff budget is not zero): may it? `false` sends it to the halt
+    /// path at once. A kernel that knows how many of its cores the host
+    /// runs at once lets at most that many poll: a polling vCPU beyond
+    /// them takes a host core from one that has work. Each `true` is
+    /// followed by one [`poll_ended`](Self::poll_ended). Not a protocol
+    /// decision: a core that polls stays `Running` and still re-checks
+    /// before it halts. Default: always.
+    fn may_poll(&self) -> bool {
+        true
+    }
+
+    /// A poll that [`may_poll`](Self::may_poll) allowed ended.
+    fn poll_ended(&self) {}
+
     /// The watchdog core's scan tick fired: may it scan now? `false` when
     /// another core ran the scan that was due (a kernel whose busy and idle
     /// cores also run due scans claims each period once, so that no two
