@@ -387,7 +387,7 @@ impl Producer {
     }
 
     /// Queues a shared job; the work-conserving rule wakes a worker to
-    /// search if none is searching.
+    /// search unless one is already on its way for every queued job.
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
         let job: Job = Box::new(job);
         // A publisher outside the pool's cores: index `workers`, never
