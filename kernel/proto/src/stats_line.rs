@@ -115,6 +115,55 @@ pub struct LatencySummary {
     pub p99: u64,
 }
 
+/// What the kernel measured of its host at boot, and what it chose from
+/// it for the workload (`sched::host_parallelism`, `sched::round_plan`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct HostStats {
+    /// Cores the host ran at once while all of them spun, measured, in
+    /// thousandths.
+    pub measured_parallelism_milli: u64,
+    /// The parallelism in force (the measurement rounded, or
+    /// `parallelism=`).
+    pub parallelism: u64,
+    /// Idle cores that may poll at once.
+    pub poll_slots: u64,
+    /// The median empty round of the stealing pool, ns (0: not measured).
+    pub steal_round_ns: u64,
+    /// The cores that round ran on.
+    pub steal_round_cores: u64,
+    /// The median empty round of the pinned pool on every core, ns (0: not
+    /// measured, the host runs fewer cores at once).
+    pub pinned_round_ns: u64,
+    /// The workload's pool (`steal`, `pinned`; empty: no fork-join
+    /// workload ran).
+    pub plan_pool: String,
+    /// Its chunks (or pinned workers) per round.
+    pub plan_chunks: u64,
+    /// Its round's work on one core, ns, as measured.
+    pub plan_work_ns: u64,
+}
+
+impl HostStats {
+    /// The fields as `(key, value)` for the JSON writer, numbers only.
+    fn numbers(&self) -> [(&'static str, u64); 8] {
+        [
+            (
+                "measured_parallelism_milli",
+                self.measured_parallelism_milli,
+            ),
+            ("parallelism", self.parallelism),
+            ("poll_slots", self.poll_slots),
+            ("steal_round_ns", self.steal_round_ns),
+            ("steal_round_cores", self.steal_round_cores),
+            ("pinned_round_ns", self.pinned_round_ns),
+            ("plan_chunks", self.plan_chunks),
+            ("plan_work_ns", self.plan_work_ns),
+        ]
+    }
+}
+
 /// The whole record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -130,6 +179,9 @@ pub struct StatsLine {
     /// Wake latency by the target's state at the time of the wake (`local`,
     /// `running`, `halting`, `halted`).
     pub wake_latency_us: BTreeMap<String, LatencySummary>,
+    /// The host as measured, and the workload's round plan.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub host: HostStats,
 }
 
 /// Writes `text` as a JSON string (quotes, backslashes and control
@@ -183,13 +235,18 @@ impl fmt::Display for StatsLine {
                 summary.samples, summary.p50, summary.p99
             )?;
         }
+        f.write_str("},\"host\":{\"plan_pool\":")?;
+        write_json_string(f, &self.host.plan_pool)?;
+        for (key, value) in self.host.numbers() {
+            write!(f, ",\"{key}\":{value}")?;
+        }
         f.write_str("}}")
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CORE_STAT_COUNT, CoreStats, LatencySummary, STATS_PREFIX, StatsLine};
+    use super::{CORE_STAT_COUNT, CoreStats, HostStats, LatencySummary, STATS_PREFIX, StatsLine};
     use alloc::string::ToString;
     use alloc::vec;
     use std::format;
@@ -226,6 +283,17 @@ mod tests {
             ]
             .into_iter()
             .collect(),
+            host: HostStats {
+                measured_parallelism_milli: 1934,
+                parallelism: 2,
+                poll_slots: 2,
+                steal_round_ns: 12_345,
+                steal_round_cores: 2,
+                pinned_round_ns: 0,
+                plan_pool: "steal".to_string(),
+                plan_chunks: 2,
+                plan_work_ns: 41_000,
+            },
         }
     }
 

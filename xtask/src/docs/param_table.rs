@@ -4,10 +4,10 @@
 //! range or a default changed in proto changes the table.
 
 use vigil_proto::boot_params::{
-    BACKOFF_US_RANGE, Backoff, BootParams, DEFAULT_GRID_SIZE, DEFAULT_IDLE_MS, DEFAULT_ITERATIONS,
-    DEFAULT_SEED, DEFAULT_WATCHDOG_MS, Fault, GRID_SIZE_RANGE, IDLE_MS_RANGE, ITERATIONS_RANGE,
-    Key, Mode, OFF, POLICY_PARAMS, Pool, Release, Switch, WATCHDOG_MS_RANGE, Workload,
-    backoff_value,
+    BACKOFF_US_RANGE, Backoff, BootParams, CHUNKS_RANGE, DEFAULT_GRID_SIZE, DEFAULT_IDLE_MS,
+    DEFAULT_ITERATIONS, DEFAULT_SEED, DEFAULT_WATCHDOG_MS, Fault, GRID_SIZE_RANGE, IDLE_MS_RANGE,
+    ITERATIONS_RANGE, Key, Mode, OFF, PARALLELISM_RANGE, POLICY_PARAMS, POLLERS_RANGE, Pool,
+    Release, Switch, WATCHDOG_MS_RANGE, Workload, backoff_value,
 };
 
 /// `a`, `b`, `c` in backticks.
@@ -83,11 +83,23 @@ fn values_and_default(key: Key) -> (String, String) {
         ),
         Key::Pool => (
             names(Pool::ALL.iter().map(|p| p.name())),
+            "the round plan's".into(),
+        ),
+        Key::Parallelism => (
             format!(
-                "`{}` on 2 or more cores, `{}` on one",
-                Pool::default_for(2).name(),
-                Pool::default_for(1).name()
+                "{}..={}",
+                PARALLELISM_RANGE.start(),
+                PARALLELISM_RANGE.end()
             ),
+            "measured at boot".into(),
+        ),
+        Key::Chunks => (
+            format!("{}..={}", CHUNKS_RANGE.start(), CHUNKS_RANGE.end()),
+            "the round plan's".into(),
+        ),
+        Key::Pollers => (
+            format!("{}..={}", POLLERS_RANGE.start(), POLLERS_RANGE.end()),
+            "the host parallelism".into(),
         ),
     }
 }

@@ -41,15 +41,22 @@ pub struct ParamLine {
     pub backoff: Option<BackoffMode>,
     /// `release=`.
     pub release: Option<Release>,
+    /// `parallelism=`.
+    pub parallelism: Option<u32>,
+    /// `chunks=`.
+    pub chunks: Option<u32>,
+    /// `pollers=`.
+    pub pollers: Option<u32>,
 }
 
 impl ParamLine {
     /// The `key=value` words, in a fixed order: `mode`, `test`, `workload`,
     /// `policy`, `seed`, `chaos`, `watchdog`, `fault`, `size`, `iterations`,
-    /// `idle_ms`, `pool`, `backoff`, `release`.
+    /// `idle_ms`, `pool`, `backoff`, `release`, `parallelism`, `chunks`,
+    /// `pollers`.
     #[must_use]
     pub fn tokens(&self) -> Vec<String> {
-        let values: [(Key, Option<String>); 14] = [
+        let values: [(Key, Option<String>); 17] = [
             (Key::Mode, self.mode.map(|v| v.name().to_string())),
             (Key::Test, self.test_filter.clone()),
             (Key::Workload, self.workload.map(|v| v.name().to_string())),
@@ -67,6 +74,9 @@ impl ParamLine {
             (Key::Pool, self.pool.map(|v| v.name().to_string())),
             (Key::Backoff, self.backoff.map(backoff_value)),
             (Key::Release, self.release.map(|v| v.name().to_string())),
+            (Key::Parallelism, self.parallelism.map(|v| v.to_string())),
+            (Key::Chunks, self.chunks.map(|v| v.to_string())),
+            (Key::Pollers, self.pollers.map(|v| v.to_string())),
         ];
         values
             .into_iter()

@@ -35,12 +35,21 @@ pub enum Key {
     /// `pool=`: how a fork-join round hands out its work
     /// ([`Pool`](super::Pool)).
     Pool,
+    /// `parallelism=`: how many cores the kernel takes the host to run at
+    /// once, instead of what it measured at boot.
+    Parallelism,
+    /// `chunks=`: stealable chunks per fork-join round, instead of the
+    /// round plan's choice.
+    Chunks,
+    /// `pollers=`: how many idle cores may poll at once, instead of the
+    /// host parallelism.
+    Pollers,
 }
 
 impl Key {
     /// Every key, in the order the kernel lists them when it rejects an
     /// unknown one.
-    pub const ALL: [Key; 14] = [
+    pub const ALL: [Key; 17] = [
         Key::Mode,
         Key::Test,
         Key::Fault,
@@ -55,6 +64,9 @@ impl Key {
         Key::IdleMs,
         Key::Release,
         Key::Pool,
+        Key::Parallelism,
+        Key::Chunks,
+        Key::Pollers,
     ];
 
     /// The key as the line spells it (case-sensitive).
@@ -75,6 +87,9 @@ impl Key {
             Key::IdleMs => "idle_ms",
             Key::Release => "release",
             Key::Pool => "pool",
+            Key::Parallelism => "parallelism",
+            Key::Chunks => "chunks",
+            Key::Pollers => "pollers",
         }
     }
 
@@ -111,7 +126,16 @@ impl Key {
                 "how a pinned fork-join round wakes its workers: tree (each woken worker wakes two more) or flat (the caller wakes them all)"
             }
             Key::Pool => {
-                "how a fork-join round hands out its work: stealable chunks run by whichever cores are awake, or one job per core to a pinned worker task"
+                "how a fork-join round hands out its work: stealable chunks run by whichever cores are awake, or one job per core to a pinned worker task; default: the round plan's choice (pinned only where every core has a host core and its round is cheaper)"
+            }
+            Key::Parallelism => {
+                "how many cores the host runs at once, for the round plan and the poll slots; default: measured at boot (every core spins in one window, gaps in its clock are time it was descheduled)"
+            }
+            Key::Chunks => {
+                "stealable chunks per fork-join round; default: the round plan's, min(parallelism, cores, rows, work / (2 x a round's overhead))"
+            }
+            Key::Pollers => {
+                "how many idle cores may poll their inbox at once before halting; default: the host parallelism"
             }
         }
     }

@@ -3,8 +3,9 @@
 
 use super::keys::Key;
 use super::ranges::{
-    BACKOFF_US_RANGE, DEFAULT_GRID_SIZE, DEFAULT_IDLE_MS, DEFAULT_ITERATIONS, DEFAULT_SEED,
-    DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, IDLE_MS_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE,
+    BACKOFF_US_RANGE, CHUNKS_RANGE, DEFAULT_GRID_SIZE, DEFAULT_IDLE_MS, DEFAULT_ITERATIONS,
+    DEFAULT_SEED, DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, IDLE_MS_RANGE, ITERATIONS_RANGE,
+    PARALLELISM_RANGE, POLLERS_RANGE, WATCHDOG_MS_RANGE,
 };
 use super::values::{
     Backoff, Fault, Mode, POLICY_PARAMS, Pool, Release, Switch, Watchdog, Workload,
@@ -57,8 +58,17 @@ pub struct BootParams {
     /// (default `tree`).
     pub release: Release,
     /// `pool=pinned|steal`: how a fork-join round hands out its work.
-    /// `None`: by core count ([`Pool::default_for`]).
+    /// `None`: each workload's round plan chooses.
     pub pool: Option<Pool>,
+    /// `parallelism=N`: cores the host runs at once (in
+    /// [`PARALLELISM_RANGE`]). `None`: measured at boot.
+    pub parallelism: Option<u32>,
+    /// `chunks=N`: stealable chunks per round (in [`CHUNKS_RANGE`]).
+    /// `None`: the round plan's choice.
+    pub chunks: Option<u32>,
+    /// `pollers=N`: idle cores that may poll at once (in
+    /// [`POLLERS_RANGE`]). `None`: the host parallelism.
+    pub pollers: Option<u32>,
 }
 
 impl Default for BootParams {
@@ -79,6 +89,9 @@ impl Default for BootParams {
             idle_ms: DEFAULT_IDLE_MS,
             release: Release::Tree,
             pool: None,
+            parallelism: None,
+            chunks: None,
+            pollers: None,
         }
     }
 }
@@ -225,6 +238,11 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
             Key::IdleMs => params.idle_ms = number_u32(key, value, &IDLE_MS_RANGE)?,
             Key::Release => params.release = choice(key, value, Release::ALL, Release::name)?,
             Key::Pool => params.pool = Some(choice(key, value, Pool::ALL, Pool::name)?),
+            Key::Parallelism => {
+                params.parallelism = Some(number_u32(key, value, &PARALLELISM_RANGE)?);
+            }
+            Key::Chunks => params.chunks = Some(number_u32(key, value, &CHUNKS_RANGE)?),
+            Key::Pollers => params.pollers = Some(number_u32(key, value, &POLLERS_RANGE)?),
         }
     }
     Ok(params)

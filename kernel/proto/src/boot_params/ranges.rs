@@ -25,5 +25,14 @@ pub const WATCHDOG_MS_RANGE: RangeInclusive<u32> = 1..=60_000;
 /// The watchdog's scan period without `watchdog=`, ms.
 pub const DEFAULT_WATCHDOG_MS: u32 = 20;
 
+/// Host parallelism `parallelism=` takes, cores.
+pub const PARALLELISM_RANGE: RangeInclusive<u32> = 1..=4096;
+
+/// Chunks per round `chunks=` takes.
+pub const CHUNKS_RANGE: RangeInclusive<u32> = 1..=4096;
+
+/// Poll slots `pollers=` takes (0: no core polls).
+pub const POLLERS_RANGE: RangeInclusive<u32> = 0..=4096;
+
 /// The seed without `seed=` (which takes any u64, decimal or `0x` hex).
 pub const DEFAULT_SEED: u64 = 1;

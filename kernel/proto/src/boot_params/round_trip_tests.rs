@@ -44,6 +44,9 @@ fn every_key_round_trips_in_one_line() {
         pool: Some(Pool::Pinned),
         backoff: Some(BackoffMode::FixedUs(40)),
         release: Some(Release::Flat),
+        parallelism: Some(3),
+        chunks: Some(5),
+        pollers: Some(0),
     };
     let tokens = line.tokens();
     let keys: Vec<&str> = tokens
@@ -59,7 +62,7 @@ fn every_key_round_trips_in_one_line() {
     }
     assert_eq!(
         line.to_string(),
-        "mode=test test=heap workload=idle policy=racy-flag seed=65261 chaos=on watchdog=off fault=stranded-steal size=128 iterations=7 idle_ms=250 pool=pinned backoff=40 release=flat"
+        "mode=test test=heap workload=idle policy=racy-flag seed=65261 chaos=on watchdog=off fault=stranded-steal size=128 iterations=7 idle_ms=250 pool=pinned backoff=40 release=flat parallelism=3 chunks=5 pollers=0"
     );
     assert_eq!(
         round_trip(&line),
@@ -79,6 +82,9 @@ fn every_key_round_trips_in_one_line() {
             idle_ms: 250,
             release: Release::Flat,
             pool: Some(Pool::Pinned),
+            parallelism: Some(3),
+            chunks: Some(5),
+            pollers: Some(0),
         }
     );
 }
@@ -319,7 +325,7 @@ fn bad_lines_are_rejected_with_the_kernels_messages() {
     let message = |line: &str| format!("{}", parse(line).unwrap_err());
     assert_eq!(
         message("bogus=1"),
-        "unknown key `bogus` (known keys: mode, test, fault, workload, size, iterations, policy, seed, chaos, backoff, watchdog, idle_ms, release, pool)"
+        "unknown key `bogus` (known keys: mode, test, fault, workload, size, iterations, policy, seed, chaos, backoff, watchdog, idle_ms, release, pool, parallelism, chunks, pollers)"
     );
     assert_eq!(
         parse("Mode=run"),
@@ -351,6 +357,4 @@ fn named_values_are_found_by_their_names() {
     assert_eq!(backoff_value(BackoffMode::FixedUs(7)), "7");
     assert_eq!(Watchdog::Ms(200).value(), "200");
     assert_eq!(Watchdog::Off.scan_period_ms(), None);
-    assert_eq!(Pool::default_for(1), Pool::Pinned);
-    assert_eq!(Pool::default_for(2), Pool::Steal);
 }

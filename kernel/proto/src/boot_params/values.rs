@@ -189,19 +189,6 @@ named_values! {
     }
 }
 
-impl Pool {
-    /// The default for `cores` cores: stealing, but on a single core the
-    /// pinned pool (its one worker is the caller's core, and the bench
-    /// measured the stealing pool's lock and chunk bookkeeping there at
-    /// 3-4% of sync-heavy and compute-heavy Laplace; at 2 to 32 cores the
-    /// stealing pool was 2.3x to 13x faster sync-heavy, and at most 9%
-    /// slower compute-heavy, see the README).
-    #[must_use]
-    pub const fn default_for(cores: usize) -> Self {
-        if cores > 1 { Self::Steal } else { Self::Pinned }
-    }
-}
-
 named_values! {
     /// An on/off setting (`chaos=`).
     pub enum Switch {
