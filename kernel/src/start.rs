@@ -56,9 +56,16 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     sched::watchdog::configure(params.watchdog.scan_period_ms().unwrap_or(0));
     configure_ipi_fault(&params);
     sched::fork_join::configure(params.release);
-    let pool = params.pool.unwrap_or(Pool::default_for(core_count));
-    sched::fork_join::configure_pool(pool);
-    sched::stealable::init(core_count, pool == Pool::Steal);
+    sched::fork_join::configure_pool(params.pool);
+    sched::host_parallelism::configure(params.parallelism.map(|n| n as usize));
+    sched::round_plan::configure(sched::round_plan::Fixed {
+        pool: params.pool,
+        chunks: params.chunks.map(|n| n as usize),
+    });
+    // The stealable pool is there unless `pool=pinned` rules it out: each
+    // workload's round plan chooses (nothing is published otherwise, and
+    // an idle core's look at an empty pool takes no lock).
+    sched::stealable::init(core_count, params.pool != Some(Pool::Pinned));
     core_sched::init(
         core_count,
         SchedConfig {
@@ -85,7 +92,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             ""
         },
         params.backoff,
-        pool.name(),
+        params.pool.map_or("chosen per workload", Pool::name),
         params.watchdog,
         params.seed,
         if params.chaos { ", chaos on" } else { "" },
@@ -97,6 +104,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
 
 /// The first task: runs the selected mode on core 0, then ends the run.
 fn main_task(params: &BootParams) {
+    measure_host(params);
     inject(params.fault);
     match params.mode {
         Mode::Test => {
@@ -116,6 +124,36 @@ fn main_task(params: &BootParams) {
             exit(fail_on_lost_wakeups(code))
         }
     }
+}
+
+/// Measures how many cores the host runs at once and what a fork-join
+/// round costs here (`sched::host_parallelism`, `sched::round_plan`), sets
+/// the poll slots and prints what it found and what it will use.
+fn measure_host(params: &BootParams) {
+    let host = sched::host_parallelism::measure();
+    let at_once = sched::host_parallelism::in_force();
+    let pollers = params.pollers.map_or(at_once, |n| n as usize);
+    sched::poll_slots::set(pollers);
+    let costs = sched::round_plan::measure_costs(at_once, sched::stealable::enabled());
+    println!(
+        "host: {} of {} cores run at once (measured {}.{:03} in a {} ms window{}), {pollers} may poll; an empty round costs {} ns stealing on {} cores, {} pinned",
+        at_once,
+        host.cores,
+        host.measured_milli / 1000,
+        host.measured_milli % 1000,
+        sched::host_parallelism::WINDOW_US / 1000,
+        if params.parallelism.is_some() {
+            ", overridden by parallelism="
+        } else {
+            ""
+        },
+        costs.steal_ns,
+        costs.steal_cores,
+        costs.pinned_ns.map_or_else(
+            || "not measured (more cores than run at once)".into(),
+            |ns| alloc::format!("{ns} ns")
+        ),
+    );
 }
 
 /// A run in which the watchdog caught a lost wakeup failed, whatever else

@@ -329,7 +329,7 @@ fn steal_join_rounds() -> TestResult {
         "needs pool=steal (the default)"
     );
     let chunks = 2 * cores::count();
-    let pool = crate::sched::steal_join::StealJoin::new(chunks);
+    let pool = crate::sched::steal_join::StealJoin::new();
     let slots: Arc<Vec<AtomicU64>> = Arc::new((0..chunks).map(|_| AtomicU64::new(0)).collect());
     let s = slots.clone();
     let job: Job = Arc::new(move |i| {
@@ -337,7 +337,7 @@ fn steal_join_rounds() -> TestResult {
     });
     let before = crate::sched::stealable::pool().snapshot();
     for _ in 0..ROUNDS {
-        pool.run(&job);
+        pool.run(&job, chunks);
     }
     for (i, slot) in slots.iter().enumerate() {
         let got = slot.load(Ordering::Relaxed);

@@ -22,16 +22,18 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use spin::{Mutex, Once};
 
-static POOL: spin::Once<Pool> = spin::Once::new();
+static FIXED_POOL: spin::Once<Option<Pool>> = spin::Once::new();
 
-/// Sets the pool kind for every fork-join workload (once, at boot).
-pub fn configure_pool(pool: Pool) {
-    POOL.call_once(|| pool);
+/// Fixes the pool kind of every fork-join workload (`pool=`), or leaves it
+/// to each workload's [`RoundPlan`](super::round_plan::RoundPlan) (`None`);
+/// once, at boot.
+pub fn configure_pool(pool: Option<Pool>) {
+    FIXED_POOL.call_once(|| pool);
 }
 
-/// The pool kind in force.
-pub fn pool_kind() -> Pool {
-    POOL.get().copied().unwrap_or(Pool::Pinned)
+/// The pool kind `pool=` fixed, if it did.
+pub fn fixed_pool() -> Option<Pool> {
+    FIXED_POOL.get().copied().flatten()
 }
 
 /// Rounds by how many distinct cores ran their work (index: cores).

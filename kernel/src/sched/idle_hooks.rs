@@ -57,6 +57,14 @@ impl IdleHooks<Inbound> for KernelIdleHooks {
         watchdog::report(self.me, at, batch);
     }
 
+    fn may_poll(&self) -> bool {
+        super::poll_slots::acquire()
+    }
+
+    fn poll_ended(&self) {
+        super::poll_slots::release();
+    }
+
     fn claim_scan(&self) -> bool {
         watchdog::claim_scan()
     }

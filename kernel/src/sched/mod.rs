@@ -13,11 +13,14 @@ pub mod core_sched;
 )]
 pub mod debug_table;
 pub mod fork_join;
+pub mod host_parallelism;
 pub mod idle_history;
 pub mod idle_hooks;
 pub mod inbound;
 pub mod latch;
 pub mod latency;
+pub mod poll_slots;
+pub mod round_plan;
 pub mod round_pool;
 pub mod round_watch;
 pub mod stats;

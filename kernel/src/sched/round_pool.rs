@@ -1,7 +1,8 @@
-//! [`RoundPool`]: the fork-join pool a workload asked for (`pool=`), pinned
-//! or stealing, behind one interface.
+//! [`RoundPool`]: the fork-join pool a workload's [`RoundPlan`] chose,
+//! pinned or stealing, behind one interface.
 
 use super::fork_join::{ForkJoin, Job};
+use super::round_plan::RoundPlan;
 use super::steal_join::StealJoin;
 use crate::params::Pool;
 
@@ -10,17 +11,18 @@ use crate::params::Pool;
 pub enum RoundPool {
     /// One pinned worker task per core.
     Pinned(ForkJoin),
-    /// Stealable chunks.
-    Steal(StealJoin),
+    /// Stealable chunks, this many per round.
+    Steal(StealJoin, usize),
 }
 
 impl RoundPool {
-    /// A pool of `kind` whose rounds run `job(i)` for `i` in `0..width`
-    /// (pinned: on `width` cores, one each; steal: as `width` chunks).
-    pub fn new(kind: Pool, width: usize) -> Self {
-        match kind {
-            Pool::Pinned => Self::Pinned(ForkJoin::new(width)),
-            Pool::Steal => Self::Steal(StealJoin::new(width)),
+    /// The pool `plan` chose: its rounds run `job(i)` for `i` in
+    /// `0..plan.chunks` (pinned: on that many cores, one each; steal: as
+    /// that many chunks).
+    pub fn new(plan: RoundPlan) -> Self {
+        match plan.pool {
+            Pool::Pinned => Self::Pinned(ForkJoin::new(plan.chunks)),
+            Pool::Steal => Self::Steal(StealJoin::new(), plan.chunks),
         }
     }
 
@@ -28,7 +30,7 @@ impl RoundPool {
     pub fn run(&self, job: &Job) {
         match self {
             Self::Pinned(pool) => pool.run(job),
-            Self::Steal(pool) => pool.run(job),
+            Self::Steal(pool, chunks) => pool.run(job, *chunks),
         }
     }
 
@@ -36,7 +38,7 @@ impl RoundPool {
     pub fn shutdown(self) {
         match self {
             Self::Pinned(pool) => pool.shutdown(),
-            Self::Steal(_) => {}
+            Self::Steal(..) => {}
         }
     }
 }

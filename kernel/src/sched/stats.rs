@@ -10,7 +10,7 @@ use crate::println;
 use alloc::string::{String, ToString};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
-use vigil_proto::stats_line::{CoreStats, LatencySummary, STATS_PREFIX, StatsLine};
+use vigil_proto::stats_line::{CoreStats, HostStats, LatencySummary, STATS_PREFIX, StatsLine};
 
 /// Scheduler-side counters of one core.
 #[derive(Debug, Default)]
@@ -154,5 +154,24 @@ pub fn record(label: &str) -> StatsLine {
                 )
             })
             .collect(),
+        host: host_stats(),
+    }
+}
+
+/// What the kernel measured of its host, and the last round plan.
+fn host_stats() -> HostStats {
+    let measured = super::host_parallelism::measured();
+    let costs = super::round_plan::costs();
+    let plan = super::round_plan::last_plan();
+    HostStats {
+        measured_parallelism_milli: measured.map_or(0, |m| m.measured_milli),
+        parallelism: super::host_parallelism::in_force() as u64,
+        poll_slots: super::poll_slots::slots() as u64,
+        steal_round_ns: costs.map_or(0, |c| c.steal_ns),
+        steal_round_cores: costs.map_or(0, |c| c.steal_cores as u64),
+        pinned_round_ns: costs.and_then(|c| c.pinned_ns).unwrap_or(0),
+        plan_pool: plan.map_or_else(String::new, |p| p.pool.name().to_string()),
+        plan_chunks: plan.map_or(0, |p| p.chunks as u64),
+        plan_work_ns: plan.map_or(0, |p| p.work_ns),
     }
 }

@@ -88,26 +88,26 @@ fn wait_for_other_cores_idle() {
     }
 }
 
-/// The pool: `chunks` chunks per round.
-#[derive(Debug)]
+/// The pool: each round is as many chunks as its caller says.
+#[derive(Debug, Default)]
 pub struct StealJoin {
-    chunks: usize,
     /// Rounds run (Relaxed: only the caller).
     rounds: AtomicU64,
 }
 
 impl StealJoin {
-    /// A pool whose rounds are `chunks` chunks (at least 1).
-    pub fn new(chunks: usize) -> Self {
-        assert!(chunks >= 1);
+    /// A pool (it has no workers: its rounds run on whichever cores the
+    /// stealable pool's rule wakes).
+    pub fn new() -> Self {
         Self {
-            chunks,
             rounds: AtomicU64::new(0),
         }
     }
 
-    /// Runs `job(i)` for every chunk `i`, on whichever cores are awake.
-    pub fn run(&self, job: &Job) {
+    /// Runs `job(i)` for every chunk `i` of `chunks` (at least 1), chunk 0
+    /// on the caller, the others on whichever cores are awake.
+    pub fn run(&self, job: &Job, chunks: usize) {
+        assert!(chunks >= 1);
         let number = self.rounds.load(Ordering::Relaxed) + 1;
         self.rounds.store(number, Ordering::Relaxed);
         // The caller may never halt (it runs every chunk itself when no
@@ -116,7 +116,7 @@ impl StealJoin {
         round_watch::begin();
         let round = Arc::new(Round {
             job: job.clone(),
-            remaining: AtomicUsize::new(self.chunks),
+            remaining: AtomicUsize::new(chunks),
             done: Latch::new(1),
             ran_on: [const { AtomicU64::new(0) }; MAX_CORES.div_ceil(64)],
         });
@@ -124,7 +124,7 @@ impl StealJoin {
         // The caller runs chunk 0 itself, so only the others are published:
         // each published chunk may wake a core (the herd bound counts
         // queued items), and none should be woken for the caller's.
-        let chunks = (1..self.chunks).map(|index| Chunk {
+        let chunks = (1..chunks).map(|index| Chunk {
             batch: batch.clone(),
             index,
         });

@@ -58,7 +58,7 @@ fn worker(floor: &Floor, block: usize) {
 pub fn run(size: usize, iterations: usize) -> LaplaceReport {
     let workers = laplace::worker_count(size);
     let floor = Arc::new(Floor {
-        grids: Grids::new(size, iterations, workers),
+        grids: Grids::new(size, iterations, workers, workers),
         round: AtomicU64::new(0),
         done: AtomicU64::new(0),
         workers,

@@ -1,7 +1,8 @@
 //! Laplace: Jacobi iteration on an N×N grid with fixed boundary values, one
-//! fork-join round per iteration over row blocks (one per core with the
-//! pinned pool, chunks of about [`MIN_CHUNK_POINTS`] with the stealing one),
-//! then the residual and a checksum of the final grid.
+//! fork-join round per iteration over row blocks, then the residual and a
+//! checksum of the final grid. The first iteration runs on the caller
+//! alone and its time is the round's work; the rest run as the
+//! [`RoundPlan`] for that work chooses (how many blocks, which pool).
 //!
 //! The arithmetic is integer fixed point so the result is bit-for-bit the
 //! same at every core count and on the host (xtask recomputes it):
@@ -18,11 +19,12 @@ use crate::arch::tsc;
 use crate::params::{Key, Pool, Workload};
 use crate::println;
 use crate::sched::fork_join::{self, Job};
+use crate::sched::round_plan::RoundPlan;
 use crate::sched::round_pool::RoundPool;
 use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use vigil_proto::serial_line::{GridResult, GridWorkload};
 
 /// Fixed-point 1.0.
@@ -37,8 +39,8 @@ pub struct LaplaceReport {
     pub size: usize,
     /// Iterations run.
     pub iterations: usize,
-    /// Row blocks per round (`workers=` in the result line: the pinned
-    /// pool's workers, or the stealing pool's chunks).
+    /// Row blocks per round after the first (`workers=` in the result
+    /// line: the pinned pool's workers, or the stealing pool's chunks).
     pub workers: usize,
     /// Wall time of the iterations, TSC-measured, in µs.
     pub elapsed_us: u64,
@@ -76,7 +78,10 @@ pub struct Grids {
     /// Iteration whose residual the workers must record (u64::MAX: none).
     residual_iteration: AtomicU64,
     residuals: Vec<AtomicI64>,
-    workers: usize,
+    /// Row blocks of the current round (at most `residuals.len()`).
+    /// Written by the coordinator between rounds, published like
+    /// `iteration`.
+    blocks: AtomicUsize,
 }
 
 fn initial_grid(size: usize) -> Vec<AtomicI64> {
@@ -98,6 +103,7 @@ fn block_rows(size: usize, workers: usize, block: usize) -> core::ops::Range<usi
 pub fn compute_block(g: &Grids, block: usize) {
     let n = g.size;
     let iteration = g.iteration.load(Ordering::Relaxed);
+    let blocks = g.blocks.load(Ordering::Relaxed);
     let (src, dst) = if iteration % 2 == 0 {
         (&g.a, &g.b)
     } else {
@@ -109,7 +115,7 @@ pub fn compute_block(g: &Grids, block: usize) {
     // workers' by the fork-join hand-offs (wake = release, park = acquire,
     // latch count-down = release/acquire), and within a round no two workers
     // write the same point or read a point written in the same round.
-    for i in block_rows(n, g.workers, block) {
+    for i in block_rows(n, blocks, block) {
         for j in 1..n - 1 {
             let up = src[(i - 1) * n + j].load(Ordering::Relaxed);
             let down = src[(i + 1) * n + j].load(Ordering::Relaxed);
@@ -142,28 +148,36 @@ impl core::fmt::Debug for Grids {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Grids")
             .field("size", &self.size)
-            .field("workers", &self.workers)
+            .field("blocks", &self.blocks.load(Ordering::Relaxed))
             .finish()
     }
 }
 
 impl Grids {
-    /// Fresh grids for `iterations` iterations split over `workers` blocks.
-    pub fn new(size: usize, iterations: usize, workers: usize) -> Self {
+    /// Fresh grids for `iterations` iterations split over `blocks` blocks
+    /// (until [`Grids::set_blocks`]; never more than `max_blocks`).
+    pub fn new(size: usize, iterations: usize, blocks: usize, max_blocks: usize) -> Self {
+        assert!(1 <= blocks && blocks <= max_blocks);
         Self {
             size,
             a: initial_grid(size),
             b: initial_grid(size),
             iteration: AtomicU64::new(0),
             residual_iteration: AtomicU64::new(iterations as u64 - 1),
-            residuals: (0..workers).map(|_| AtomicI64::new(0)).collect(),
-            workers,
+            residuals: (0..max_blocks).map(|_| AtomicI64::new(0)).collect(),
+            blocks: AtomicUsize::new(blocks),
         }
     }
 
     /// Selects the iteration the next round computes (before releasing it).
     pub fn set_iteration(&self, iteration: usize) {
         self.iteration.store(iteration as u64, Ordering::Relaxed);
+    }
+
+    /// Splits the next rounds into `blocks` blocks (between rounds).
+    pub fn set_blocks(&self, blocks: usize) {
+        assert!(1 <= blocks && blocks <= self.residuals.len());
+        self.blocks.store(blocks, Ordering::Relaxed);
     }
 
     /// The result after `iterations` rounds that took `elapsed_us`.
@@ -176,7 +190,7 @@ impl Grids {
         LaplaceReport {
             size: self.size,
             iterations,
-            workers: self.workers,
+            workers: self.blocks.load(Ordering::Relaxed),
             elapsed_us,
             residual: self
                 .residuals
@@ -202,7 +216,7 @@ const PROGRESS_EVERY_MS: u64 = 10_000;
 pub fn check_grid_fits(size: usize, workload: Workload) -> Result<(), alloc::string::String> {
     let cores = cores::count();
     let floor = workload == Workload::Floor;
-    if !(floor || fork_join::pool_kind() == Pool::Pinned) || size - 2 >= cores {
+    if !(floor || fork_join::fixed_pool() == Some(Pool::Pinned)) || size - 2 >= cores {
         return Ok(());
     }
     let pool_key = Key::Pool.name();
@@ -229,46 +243,36 @@ pub fn worker_count(size: usize) -> usize {
     cores::count().min(size - 2).max(1)
 }
 
-/// About how much work, in grid points, one stealable chunk has (the grid's
-/// interior is split evenly into whole rows, so a chunk can be a little
-/// under it: 2 chunks of 31 rows of 62 points for 64×64). A chunk costs a
-/// lock, a queue pop, a latch count and, for a core woken to run it, a
-/// search wake, besides its rows. Measured here (2 host cores, TCG, release,
-/// sync-heavy 64×64): with one chunk per core the grid at 32 vCPUs was 32
-/// chunks of 2 rows and took 190-320 ms; chunk floors of 250, 500, 1000 and
-/// 2000 points (13, 7, 4 and 2 chunks at 32 vCPUs) took 147-267, 137-148,
-/// 92-132 and 35-52 ms at 32 vCPUs and were alike at 2. A floor suits the
-/// host it was measured on: with more host cores than 2, more (smaller)
-/// chunks could run at once (see the README, "Work-conserving wakeups").
-pub const MIN_CHUNK_POINTS: usize = 2000;
-
-/// How many blocks a round of a grid of side `size` is split into: one per
-/// worker core with the pinned pool; with the stealing pool, as many
-/// chunks of about [`MIN_CHUNK_POINTS`] as the grid holds (whole rows),
-/// at most one per core.
-pub fn block_count(size: usize, pool: Pool) -> usize {
-    let workers = worker_count(size);
-    match pool {
-        Pool::Pinned => workers,
-        Pool::Steal => {
-            let interior = size - 2;
-            let rows_per_chunk = MIN_CHUNK_POINTS.div_ceil(interior);
-            workers.min(interior.div_ceil(rows_per_chunk)).max(1)
-        }
+/// Runs Laplace on every core (called from a task on core 0): the first
+/// two iterations on the caller alone, the second timed (the first also
+/// pays for the emulator translating the code, or for cold caches), then
+/// the rest as the round plan for that work says. Returns the result and
+/// the plan.
+pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
+    let max_blocks = worker_count(size);
+    let grids = Arc::new(Grids::new(size, iterations, 1, max_blocks));
+    let start = tsc::now();
+    let alone = iterations.min(2);
+    let mut work_ns = 0;
+    for iteration in 0..alone {
+        let round_start = tsc::now();
+        grids.set_iteration(iteration);
+        compute_block(&grids, 0);
+        fork_join::record_round_cores(1);
+        work_ns = tsc::ticks_to_ns(tsc::now() - round_start);
     }
-}
-
-/// Runs Laplace on every core (called from a task on core 0).
-pub fn run(size: usize, iterations: usize) -> LaplaceReport {
-    let workers = block_count(size, fork_join::pool_kind());
-    let grids = Arc::new(Grids::new(size, iterations, workers));
-    let pool = RoundPool::new(fork_join::pool_kind(), workers);
+    let plan = crate::sched::round_plan::plan_for(work_ns, max_blocks);
+    grids.set_blocks(plan.chunks);
+    // Starting the pool (the pinned pool's worker tasks) is not part of
+    // the iterations' time, as it was not when the pool was started first.
+    let setup_start = tsc::now();
+    let pool = RoundPool::new(plan);
+    let setup = tsc::now() - setup_start;
     let g = grids.clone();
     let job: Job = Arc::new(move |block| compute_block(&g, block));
-    let start = tsc::now();
     let progress_every = tsc::us_to_ticks(PROGRESS_EVERY_MS * 1000);
     let mut last_progress = start;
-    for iteration in 0..iterations {
+    for iteration in alone..iterations {
         grids.set_iteration(iteration);
         pool.run(&job);
         let now = tsc::now();
@@ -281,7 +285,7 @@ pub fn run(size: usize, iterations: usize) -> LaplaceReport {
             );
         }
     }
-    let elapsed_us = tsc::ticks_to_us(tsc::now() - start);
+    let elapsed_us = tsc::ticks_to_us(tsc::now() - start - setup);
     pool.shutdown();
-    grids.report(iterations, elapsed_us)
+    (grids.report(iterations, elapsed_us), plan)
 }

@@ -18,9 +18,9 @@ pub fn run(params: &BootParams) -> ExitCode {
                 println!("bad boot parameter: {why}");
                 return ExitCode::BadParameter;
             }
-            let report = laplace::run(params.size as usize, params.iterations as usize);
+            let (report, plan) = laplace::run(params.size as usize, params.iterations as usize);
             println!("{}", report.result_line(GridWorkload::Laplace));
-            print_pool_line();
+            print_pool_line(plan);
             ExitCode::Success
         }
         Workload::Floor => {
@@ -49,10 +49,11 @@ pub fn run(params: &BootParams) -> ExitCode {
     }
 }
 
-/// `pool: kind=steal rounds=1000 cores_per_round_median=2 min=1 max=3
-/// search_wakes=N`: how many distinct cores ran each fork-join round's work
-/// (the host's bench reads it).
-fn print_pool_line() {
+/// `pool: kind=steal chunks=2 work_us=41 rounds=1000
+/// cores_per_round_median=2 min=1 max=3 search_wakes=N`: the round plan
+/// and how many distinct cores ran each fork-join round's work (the
+/// host's bench reads it).
+fn print_pool_line(plan: crate::sched::round_plan::RoundPlan) {
     let Some((rounds, median, min, max)) = crate::sched::fork_join::cores_per_round() else {
         return;
     };
@@ -62,7 +63,9 @@ fn print_pool_line() {
         0
     };
     println!(
-        "pool: kind={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes}",
-        crate::sched::fork_join::pool_kind().name()
+        "pool: kind={} chunks={} work_us={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes}",
+        plan.pool.name(),
+        plan.chunks,
+        plan.work_ns / 1000,
     );
 }

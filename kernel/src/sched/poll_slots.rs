@@ -1,0 +1,46 @@
+//! How many idle cores may poll their inbox at once: as many as the host
+//! runs at once ([`host_parallelism`](super::host_parallelism)), unless
+//! `pollers=` says otherwise.
+//!
+//! A core that polls before it halts answers a wake at once (no IPI, no
+//! wake latency), which is what keeps a run of fork-join rounds fast; but
+//! a polling vCPU is a runnable host thread, and with more runnable vCPUs
+//! than host cores it takes host time from the cores that have the work.
+//! So the idle driver asks for a slot before it polls
+//! ([`vigil_wake::IdleHooks::may_poll`]) and the cores beyond the slots
+//! halt at once. How long a core polls is still its adaptive backoff's
+//! (`backoff=`): a poll that catches nothing teaches it to stop, so an
+//! idle guest keeps no core polling.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+/// Slots free. Relaxed everywhere: a slot orders nothing (a poll reads
+/// its inbox through the protocol's own orderings); the count only bounds
+/// how many cores spin at once. Unlimited until the boot measurement sets
+/// it (nothing polls before the workloads start).
+static FREE: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The number of slots set at boot.
+static SLOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Sets the number of slots (once, at boot, before any workload runs).
+pub fn set(slots: usize) {
+    SLOTS.store(slots, Ordering::Relaxed);
+    FREE.store(slots, Ordering::Relaxed);
+}
+
+/// The number of slots set at boot.
+pub fn slots() -> usize {
+    SLOTS.load(Ordering::Relaxed)
+}
+
+/// Takes a slot if one is free.
+pub fn acquire() -> bool {
+    FREE.try_update(Ordering::Relaxed, Ordering::Relaxed, |free| {
+        free.checked_sub(1)
+    })
+    .is_ok()
+}
+
+/// Gives back a slot taken by [`acquire`].
+pub fn release() {
+    FREE.fetch_add(1, Ordering::Relaxed);
+}

@@ -1,0 +1,197 @@
+//! How a fork-join round runs on this host: how many chunks, how many cores
+//! are woken for them, and which pool, chosen from what the kernel
+//! measures instead of from constants tuned to one machine.
+//!
+//! What it measures:
+//! * how many of its cores the host runs at once, `P`
+//!   ([`host_parallelism`](super::host_parallelism), at boot);
+//! * what a round costs beyond its work: the median time of rounds of
+//!   empty chunks, one per core on `min(P, cores)` cores with the stealing
+//!   pool (the publication, the search wakes, the takes, the join) and,
+//!   where every core has a host core of its own (`P >= cores`), with the
+//!   pinned pool on every core ([`RoundCosts`], at boot, right after `P`);
+//! * what a round's work costs: a workload times its first round, run on
+//!   the caller alone ([`RoundPlan::for_work`]).
+//!
+//! What it chooses: a round of work `W` is split into
+//! `k = min(P, cores, rows, W / (2 * overhead))` chunks (at least 1): one
+//! runs on the caller and the other `k - 1` are published, so the
+//! stealable pool's rule wakes at most `k - 1` cores (its herd bound), in
+//! log2 steps. Splitting pays while each chunk is long against what the
+//! split costs: with `W / k >= 2 * overhead` the overhead is at most a
+//! third of the round. The pinned pool is chosen only when every core has
+//! a host core of its own and its round is cheaper than the stealing one.
+//! Between rounds at most `P` idle cores may poll instead of halting
+//! ([`poll_slots`](super::poll_slots)); how long they poll is their
+//! adaptive backoff's, which stops polling when no round comes.
+//!
+//! Every choice can be fixed with a boot parameter (`parallelism=`,
+//! `chunks=`, `pool=`, `backoff=`).
+
+use super::fork_join::{ForkJoin, Job};
+use super::steal_join::StealJoin;
+use crate::arch::tsc;
+use crate::params::Pool;
+use crate::smp::cores;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use spin::Once;
+
+/// Empty rounds timed per pool at boot (the median is kept: the first
+/// rounds also teach the cores' backoff to poll).
+pub const CALIBRATION_ROUNDS: usize = 64;
+
+/// What a round costs beyond its work, measured at boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundCosts {
+    /// Cores the stealing pool's empty rounds ran on (`min(P, cores)`).
+    pub steal_cores: usize,
+    /// Median time of an empty stealing round on `steal_cores` cores, ns
+    /// (0 on one core: no round to split).
+    pub steal_ns: u64,
+    /// Median time of an empty pinned round on every core, ns, when every
+    /// core has a host core of its own (else not measured).
+    pub pinned_ns: Option<u64>,
+}
+
+static COSTS: Once<RoundCosts> = Once::new();
+static FIXED: Once<Fixed> = Once::new();
+
+/// What boot parameters fixed of every plan (once, at boot).
+pub fn configure(fixed: Fixed) {
+    FIXED.call_once(|| fixed);
+}
+
+/// The plan for a workload whose rounds take `work_ns` on one core and
+/// split into at most `max_chunks` parts, from the boot measurements and
+/// the boot parameters.
+pub fn plan_for(work_ns: u64, max_chunks: usize) -> RoundPlan {
+    let at_once = super::host_parallelism::in_force();
+    let costs = costs().unwrap_or(RoundCosts {
+        steal_cores: at_once,
+        steal_ns: 0,
+        pinned_ns: None,
+    });
+    let fixed = FIXED.get().copied().unwrap_or_default();
+    let plan = RoundPlan::for_work(work_ns, max_chunks, at_once, costs, fixed);
+    *LAST.lock() = Some(plan);
+    plan
+}
+
+/// The plan [`plan_for`] chose last (for the statistics record).
+static LAST: spin::Mutex<Option<RoundPlan>> = spin::Mutex::new(None);
+
+/// The last plan chosen, if any.
+pub fn last_plan() -> Option<RoundPlan> {
+    *LAST.lock()
+}
+
+/// The boot measurement, if it ran.
+pub fn costs() -> Option<RoundCosts> {
+    COSTS.get().copied()
+}
+
+/// Times empty rounds of each pool that can be chosen (from the main task,
+/// after [`host_parallelism::measure`](super::host_parallelism::measure)),
+/// and keeps the result. `at_once` is the host parallelism in force.
+pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
+    let n = cores::count();
+    let steal_cores = at_once.min(n);
+    let empty: Job = Arc::new(|_| {});
+    let steal_ns = if steal_enabled && steal_cores > 1 {
+        let pool = StealJoin::new();
+        median_round_ns(|| pool.run(&empty, steal_cores))
+    } else {
+        0
+    };
+    let pinned_ns = (n > 1 && at_once >= n).then(|| {
+        let pool = ForkJoin::new(n);
+        let ns = median_round_ns(|| pool.run(&empty));
+        pool.shutdown();
+        ns
+    });
+    let costs = RoundCosts {
+        steal_cores,
+        steal_ns,
+        pinned_ns,
+    };
+    *COSTS.call_once(|| costs)
+}
+
+/// The median of [`CALIBRATION_ROUNDS`] timings of `round`, ns.
+fn median_round_ns(mut round: impl FnMut()) -> u64 {
+    let mut times: Vec<u64> = (0..CALIBRATION_ROUNDS)
+        .map(|_| {
+            let start = tsc::now();
+            round();
+            tsc::ticks_to_ns(tsc::now() - start)
+        })
+        .collect();
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// How the rounds of one workload run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundPlan {
+    /// The pool.
+    pub pool: Pool,
+    /// Chunks (stealing pool) or workers (pinned pool) per round.
+    pub chunks: usize,
+    /// The round's work on one core, ns, as measured (0: not measured).
+    pub work_ns: u64,
+}
+
+/// What a plan may be fixed to by boot parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fixed {
+    /// `pool=`.
+    pub pool: Option<Pool>,
+    /// `chunks=`.
+    pub chunks: Option<usize>,
+}
+
+impl RoundPlan {
+    /// The plan for rounds of `work_ns` (one core's time for a whole
+    /// round) that can be split into at most `max_chunks` parts, on a
+    /// host that runs `at_once` cores at once, with round costs `costs`.
+    pub fn for_work(
+        work_ns: u64,
+        max_chunks: usize,
+        at_once: usize,
+        costs: RoundCosts,
+        fixed: Fixed,
+    ) -> Self {
+        let n = cores::count();
+        let cap = at_once.min(n).min(max_chunks).max(1);
+        let split = |overhead_ns: u64, cap: usize| -> usize {
+            if overhead_ns == 0 {
+                return cap;
+            }
+            let worth = work_ns / (2 * overhead_ns);
+            usize::try_from(worth).unwrap_or(usize::MAX).clamp(1, cap)
+        };
+        let pinned_pays = costs.pinned_ns.is_some_and(|pinned_ns| {
+            max_chunks >= n && pinned_ns <= costs.steal_ns && split(pinned_ns, n) == n
+        });
+        let pool = fixed.pool.unwrap_or(if n > 1 && !pinned_pays {
+            Pool::Steal
+        } else {
+            Pool::Pinned
+        });
+        let chunks = match pool {
+            // The pinned pool gives every core a share.
+            Pool::Pinned => n.min(max_chunks).max(1),
+            Pool::Steal => fixed
+                .chunks
+                .unwrap_or_else(|| split(costs.steal_ns, cap))
+                .min(max_chunks)
+                .max(1),
+        };
+        Self {
+            pool,
+            chunks,
+            work_ns,
+        }
+    }
+}
