@@ -4,14 +4,14 @@
 //! bootloader left empty, and keeps a registry of those guard pages so a fault
 //! on one is reported by name.
 
-use crate::memory::frames::{FRAME_BYTES, FRAMES};
+use crate::memory::frames::{BumpFrames, FRAME_BYTES, FRAMES};
 use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
 use x86_64::registers::control::Cr3;
 use x86_64::structures::paging::{
-    Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, PhysFrame, Size4KiB,
+    FrameAllocator, Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, PhysFrame, Size4KiB,
 };
 use x86_64::{PhysAddr, VirtAddr};
 
@@ -61,6 +61,21 @@ pub fn phys_to_virt(phys: PhysAddr) -> VirtAddr {
     VirtAddr::new(PHYS_OFFSET.load(Ordering::Relaxed) + phys.as_u64())
 }
 
+/// A pointer to physical address `phys` through the bootloader's full
+/// mapping (read-write, cacheable): how the heap reaches its frames.
+pub fn phys_to_ptr(phys: u64) -> *mut u8 {
+    phys_to_virt(PhysAddr::new(phys)).as_mut_ptr()
+}
+
+// SAFETY: every frame returned comes from a region the boot's memory map
+// marked usable and is handed out at most once (the bump pointer only grows).
+unsafe impl FrameAllocator<Size4KiB> for BumpFrames {
+    fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {
+        self.allocate_contiguous(FRAME_BYTES)
+            .map(|start| PhysFrame::containing_address(PhysAddr::new(start)))
+    }
+}
+
 /// Records the physical-memory offset and claims an empty PML4 slot.
 /// Must run once, on the bootstrap core, before the heap is used for stacks.
 pub fn init(phys_offset: u64) {
@@ -102,7 +117,7 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
     let mut frames = FRAMES.lock();
     for i in 0..pages {
         let page = Page::<Size4KiB>::containing_address(VirtAddr::new(bottom + i * FRAME_BYTES));
-        let frame = x86_64::structures::paging::FrameAllocator::allocate_frame(&mut *frames)
+        let frame = FrameAllocator::allocate_frame(&mut *frames)
             .expect("out of physical memory for a stack");
         // SAFETY: `page` is in Vigil's own PML4 slot, handed out once by the
         // bump pointer above, so it aliases nothing; `frame` is fresh.
