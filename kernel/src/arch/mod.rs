@@ -26,7 +26,7 @@
 //! | `timer` | this core's one-shot: `arm_oneshot_us`, `cancel` |
 //! | `context` | the kernel-thread context switch: `switch`, `prepare_stack` |
 //! | `paging` | stacks with guard pages: `map_stack`, `GuardOwner`, `MappedStack`, `describe_guard`, `phys_to_ptr` |
-//! | `exceptions` | `load_idt` (this core's exception table), `breakpoint`, `breakpoint_count` |
+//! | `exceptions` | `breakpoint`, `breakpoint_count` (each arch installs its exception table on every core itself) |
 //! | `fault_probe`, `fault_injection` | recoverable probes of unmapped memory; the faults `fault=...` raises |
 //! | `fw_cfg` | QEMU's firmware configuration device (`present`, `read_file`) |
 //! | `serial` | the console: `write_fmt`, `write_fmt_emergency` |
@@ -43,5 +43,7 @@ pub use self::x86_64::*;
 
 // Shared by both: the wake crate's platform over each arch's halt, IPI,
 // timer and clock, and the per-core interrupt counts.
+pub mod guard_pages;
 pub mod idle_platform;
 pub mod irq_counts;
+pub mod param_line;

@@ -1,11 +1,14 @@
-//! Boot-time platform state: the PIC, fw_cfg, the double-fault stack, the
-//! console prefix.
+//! Boot-time platform state: fw_cfg, the console prefix; on x86_64 the
+//! PIC, the double-fault stack and the ACPI power-off.
 
 use super::runner::{TestCase, TestResult};
-use crate::arch::{fw_cfg, gdt, percpu, pic};
+use crate::arch::{fw_cfg, percpu};
+#[cfg(target_arch = "x86_64")]
+use crate::arch::{gdt, pic};
 use crate::console::CorePrefix;
 use crate::{ensure, params};
 
+#[cfg(target_arch = "x86_64")]
 pub const PIC_MASKED: TestCase = TestCase {
     name: "platform::pic_masked",
     run: pic_masked,
@@ -14,6 +17,7 @@ pub const FW_CFG_CARRIES_PARAMS: TestCase = TestCase {
     name: "platform::fw_cfg_carries_params",
     run: fw_cfg_carries_params,
 };
+#[cfg(target_arch = "x86_64")]
 pub const DOUBLE_FAULT_IST: TestCase = TestCase {
     name: "platform::double_fault_ist",
     run: double_fault_ist,
@@ -22,11 +26,13 @@ pub const CONSOLE_PREFIX: TestCase = TestCase {
     name: "platform::console_prefix",
     run: console_prefix,
 };
+#[cfg(target_arch = "x86_64")]
 pub const S5_SLEEP_TYPES: TestCase = TestCase {
     name: "platform::s5_sleep_types",
     run: s5_sleep_types,
 };
 
+#[cfg(target_arch = "x86_64")]
 fn pic_masked() -> TestResult {
     let masks = pic::masks();
     ensure!(
@@ -54,6 +60,7 @@ fn fw_cfg_carries_params() -> TestResult {
     Ok(())
 }
 
+#[cfg(target_arch = "x86_64")]
 fn double_fault_ist() -> TestResult {
     let top = gdt::double_fault_stack_top();
     ensure!(top != 0, "no double-fault IST stack in this core's TSS");
@@ -71,6 +78,7 @@ fn console_prefix() -> TestResult {
     Ok(())
 }
 
+#[cfg(target_arch = "x86_64")]
 /// The DSDT scan for `\_S5`: the encodings firmware uses (byte constants,
 /// `ZeroOp`/`OneOp`, a rooted name, a two-byte package length), and what
 /// is not an `_S5_` package. Then the machine's own DSDT, as found at boot.

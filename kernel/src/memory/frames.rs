@@ -33,7 +33,8 @@ pub static FRAMES: Mutex<BumpFrames> = Mutex::new(BumpFrames {
 static LOW_REGIONS: Mutex<[(u64, u64); MAX_REGIONS]> = Mutex::new([(0, 0); MAX_REGIONS]);
 
 /// Whether the page at `phys` (below 1 MiB) lies in memory the boot map
-/// marks usable (the AP trampoline needs one such page).
+/// marks usable (the x86_64 AP trampoline needs one such page).
+#[cfg(target_arch = "x86_64")]
 pub fn low_page_usable(phys: u64) -> bool {
     LOW_REGIONS
         .lock()

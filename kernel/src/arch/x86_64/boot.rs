@@ -5,6 +5,7 @@
 //! over to the arch-neutral boot sequence, `start::kernel_main`.
 
 use super::{acpi_poweroff, boot_ramdisk, exceptions, fw_cfg, gdt, paging, pic, serial};
+pub use crate::arch::param_line::ParamLine;
 use crate::{console, heap, memory, println};
 use bootloader_api::BootInfo;
 use bootloader_api::config::{BootloaderConfig, Mapping};
@@ -36,17 +37,6 @@ pub struct BootEnv {
     pub(super) rsdp_phys: Option<u64>,
     /// The bootloader's ramdisk (the disk image's parameter line).
     ramdisk: Option<&'static [u8]>,
-}
-
-/// Where the boot parameters came from, or why they could not be read.
-#[derive(Debug)]
-pub enum ParamLine {
-    /// A line from `source` (possibly empty).
-    Found(ParamSource, alloc::string::String),
-    /// No carrier holds parameters.
-    Absent,
-    /// A carrier exists but its line cannot be read: what is wrong.
-    Unreadable(alloc::string::String),
 }
 
 /// Entry point (called by the bootloader on the bootstrap core).
