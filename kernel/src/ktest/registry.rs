@@ -19,6 +19,10 @@ pub static ALL: &[TestCase] = &[
     platform_tests::FW_CFG_CARRIES_PARAMS,
     #[cfg(target_arch = "x86_64")]
     platform_tests::DOUBLE_FAULT_IST,
+    #[cfg(target_arch = "aarch64")]
+    platform_tests::RAM_IS_NORMAL_SHAREABLE,
+    #[cfg(target_arch = "aarch64")]
+    platform_tests::NULL_PAGE_FAULTS,
     platform_tests::CONSOLE_PREFIX,
     #[cfg(target_arch = "x86_64")]
     platform_tests::S5_SLEEP_TYPES,

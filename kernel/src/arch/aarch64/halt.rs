@@ -46,10 +46,25 @@ pub fn enable_interrupts_and_halt() {
     unsafe { asm!("dsb sy", "wfi", "msr daifclr, #2", "isb", options(nostack)) };
 }
 
-/// Stops this core for good: IRQs masked, `wfi` in a loop.
+/// Stops this core for good: IRQs masked and this core's GIC CPU
+/// interface told to signal no Group 1 interrupt (`ICC_IGRPEN1_EL1` = 0),
+/// then `wfi` in a loop. Masking alone would not do: a pending interrupt
+/// ends `wfi` whatever the mask (see above), and a loop of `wfi`s that
+/// each complete at once is a spinning core (x86_64's `cli; hlt` does
+/// stay halted).
 pub fn halt_forever() -> ! {
+    // SAFETY: masks IRQs and turns off this core's Group 1 signalling; the
+    // core never runs kernel code again.
+    unsafe {
+        asm!(
+            "msr daifset, #2",
+            "msr s3_0_c12_c12_7, xzr",
+            "isb",
+            options(nomem, nostack)
+        )
+    };
     loop {
-        // SAFETY: masks interrupts and waits; no memory effect.
-        unsafe { asm!("msr daifset, #2", "wfi", options(nomem, nostack)) };
+        // SAFETY: waits; no memory effect.
+        unsafe { asm!("wfi", options(nomem, nostack)) };
     }
 }

@@ -309,3 +309,38 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
         guard: VirtAddr(guard),
     }
 }
+
+/// What this core's MMU makes of a virtual address (`AT S1E1R`, then
+/// `PAR_EL1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Translation {
+    /// The physical address.
+    pub phys: u64,
+    /// The memory attributes, as MAIR encodes them (0xff: Normal
+    /// write-back; 0x04: Device-nGnRE).
+    pub attributes: u8,
+    /// The shareability (0b11: inner shareable).
+    pub shareability: u8,
+}
+
+/// Translates `virt` for a read at EL1; `None` if the translation faults.
+pub fn translate(virt: u64) -> Option<Translation> {
+    let par: u64;
+    // SAFETY: the address translation instruction only writes PAR_EL1; the
+    // `isb` makes the result readable. No memory is accessed.
+    unsafe {
+        core::arch::asm!(
+            "at s1e1r, {virt}",
+            "isb",
+            "mrs {par}, par_el1",
+            virt = in(reg) virt,
+            par = out(reg) par,
+            options(nostack, preserves_flags)
+        )
+    };
+    (par & 1 == 0).then_some(Translation {
+        phys: (par & ADDRESS_MASK) | (virt & 0xfff),
+        attributes: (par >> 56) as u8,
+        shareability: ((par >> 7) & 0b11) as u8,
+    })
+}
