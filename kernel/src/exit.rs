@@ -1,6 +1,6 @@
 //! How a run ends: the exit codes the harness understands (defined once, in
-//! `vigil-proto`; written to QEMU's isa-debug-exit, whose status is
-//! `(code << 1) | 1`). Documented in the README; the harness treats only
+//! `vigil-proto`; handed to the emulator's exit device by the arch layer:
+//! on x86_64 QEMU's isa-debug-exit, whose status is `(code << 1) | 1`). Documented in the README; the harness treats only
 //! `Success` (status 33) as success.
 //!
 //! The lowest layer of the kernel: it imports nothing above `arch`. What a
@@ -10,7 +10,7 @@
 use spin::Once;
 use vigil_proto::test_line::{TestLine, TestOutcome};
 
-use crate::arch::{acpi_poweroff, halt, qemu_exit};
+use crate::arch::{halt, power};
 
 pub use vigil_proto::exit_code::ExitCode;
 use vigil_proto::exit_code::ExitLine;
@@ -26,12 +26,12 @@ pub fn set_failure_context(current_test: fn() -> Option<&'static str>) {
 }
 
 /// Ends the run with `code`: its verdict line on the serial port, then
-/// QEMU's exit device, then (no such device: Bochs, hardware) an ACPI
+/// the emulator's exit device, then (no such device: Bochs, hardware) a
 /// power-off.
 pub fn exit(code: ExitCode) -> ! {
     crate::emergency_println!("{}", ExitLine(code));
-    qemu_exit::exit_qemu(u32::from(code.code()));
-    acpi_poweroff::power_off();
+    power::exit_emulator(code.code());
+    power::power_off();
     crate::emergency_println!("vigil: the machine did not power off; halting");
     halt::halt_forever()
 }

@@ -1,6 +1,6 @@
 //! The kernel heap: `linked_list_allocator` over one physically contiguous
-//! run of usable memory, reached through the bootloader's physical-memory
-//! mapping (no page-table work needed). Interrupt handlers must not allocate:
+//! run of usable memory, reached through the arch layer's mapping of
+//! physical memory (no page-table work needed). Interrupt handlers must not allocate:
 //! the heap lock does not disable interrupts.
 
 use crate::arch::paging;
@@ -20,11 +20,11 @@ pub fn init() -> u64 {
     let start = frames
         .allocate_contiguous(heap_bytes)
         .expect("no usable memory for the kernel heap");
-    let virt = paging::phys_to_virt(start);
+    let virt = paging::phys_to_ptr(start);
     // SAFETY: [start, start + heap_bytes) is usable RAM that the frame
-    // allocator handed out exactly once, mapped read-write at `virt` by the
-    // bootloader's physical-memory mapping; nothing else refers to it.
-    unsafe { HEAP.lock().init(virt.as_mut_ptr(), heap_bytes as usize) };
+    // allocator handed out exactly once, mapped read-write and cacheable at
+    // `virt` by the arch layer; nothing else refers to it.
+    unsafe { HEAP.lock().init(virt, heap_bytes as usize) };
     heap_bytes
 }
 

@@ -1,9 +1,9 @@
-//! Vigil: a bare-metal x86_64 SMP kernel built around its idle/wakeup
-//! subsystem. This file only wires modules and names the entry point; the boot
-//! sequence lives in `start.rs`.
+//! Vigil: a bare-metal SMP kernel (x86_64, AArch64) built around its
+//! idle/wakeup subsystem. This file only wires modules; the entry point is
+//! the arch layer's (`arch::boot`), the boot sequence above it `start.rs`.
 #![no_std]
 #![no_main]
-#![feature(abi_x86_interrupt)]
+#![cfg_attr(target_arch = "x86_64", feature(abi_x86_interrupt))]
 // Unsafe lives in `arch/`; the few other modules that must touch memory or
 // stacks directly say why, next to their `mod` line.
 #![deny(unsafe_code)]
@@ -12,7 +12,7 @@ extern crate alloc;
 
 #[allow(
     unsafe_code,
-    reason = "the CPU, the APIC, ports, page tables, context switches: every unsafe block here has its SAFETY comment"
+    reason = "the CPU, the interrupt controller, device registers, page tables, context switches: every unsafe block here has its SAFETY comment"
 )]
 mod arch;
 mod chaos;
@@ -24,10 +24,6 @@ mod exit;
 )]
 mod heap;
 mod ktest;
-#[allow(
-    unsafe_code,
-    reason = "implements the `unsafe trait FrameAllocator`: frames handed out are unused and never handed out twice"
-)]
 mod memory;
 mod panic;
 mod params;
@@ -35,5 +31,3 @@ mod sched;
 mod smp;
 mod start;
 mod workloads;
-
-bootloader_api::entry_point!(start::kernel_main, config = &start::BOOTLOADER_CONFIG);

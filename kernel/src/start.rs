@@ -1,54 +1,23 @@
-//! The boot sequence of the bootstrap core.
+//! The boot sequence of the bootstrap core, above the arch layer: the arch
+//! layer's entry point (`arch::boot`) has set up the console, exceptions,
+//! memory and the heap, and calls [`kernel_main`].
 
-use crate::arch::{
-    acpi_poweroff, boot_ramdisk, exceptions, fault_injection, fw_cfg, gdt, halt, paging, pic,
-    serial,
-};
+use crate::arch::boot::{BootEnv, ParamLine};
+use crate::arch::{fault_injection, halt};
 use crate::exit::{ExitCode, exit};
 use crate::params::{self, BootParams, Fault, Mode, Pool};
 use crate::sched::core_sched::{self, SchedConfig};
 use crate::sched::wakeup;
 use crate::smp::{cores, remote_call};
-use crate::{chaos, console, heap, ktest, memory, println, sched, smp, workloads};
+use crate::{chaos, ktest, println, sched, smp, workloads};
 use alloc::sync::Arc;
-use bootloader_api::BootInfo;
-use bootloader_api::config::{BootloaderConfig, Mapping};
-use vigil_proto::boot_params::ParamSource;
 use vigil_wake::Policy;
 
-const KERNEL_STACK_BYTES: u64 = 256 * 1024;
-
-/// Asks the bootloader to map all physical memory (ACPI tables, the LAPIC
-/// page and the AP trampoline are reached through it).
-pub static BOOTLOADER_CONFIG: BootloaderConfig = {
-    let mut config = BootloaderConfig::new_default();
-    config.mappings.physical_memory = Some(Mapping::Dynamic);
-    config.kernel_stack_size = KERNEL_STACK_BYTES;
-    config
-};
-
-/// Entry point (called by the bootloader on the bootstrap core).
-pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
-    serial::init();
-    console::init();
-    exceptions::load_idt();
-    pic::remap_and_mask();
-    let phys_offset = boot_info
-        .physical_memory_offset
-        .into_option()
-        .expect("bootloader did not map physical memory");
-    paging::init(phys_offset);
-    memory::frames::init(&boot_info.memory_regions);
-    let heap_bytes = heap::init();
-    gdt::init_this_core();
-
-    // Before anything can end the run (a bad parameter does): off QEMU,
-    // the power-off is how a run ends.
-    if let Err(why) = acpi_poweroff::prepare(boot_info.rsdp_addr.into_option()) {
-        println!("acpi: no power-off ({why}); a run ends through QEMU's exit device only");
-    }
-    let params = load_params(boot_ramdisk::bytes(boot_info));
-    let core_count = smp::bringup::prepare(boot_info.rsdp_addr.into_option());
+/// The arch-neutral boot sequence (on the bootstrap core, interrupts off).
+pub fn kernel_main(boot: BootEnv) -> ! {
+    let heap_bytes = boot.heap_bytes;
+    let params = load_params(boot.param_line());
+    let core_count = smp::bringup::prepare(&boot);
     let policy = wake_policy(&params);
     if params.chaos {
         chaos::enable(params.seed);
@@ -76,7 +45,7 @@ pub fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     println!(
         "vigil: debug table at {:#x}, kernel image offset {:#x}",
         sched::debug_table::publish(),
-        boot_info.kernel_image_offset
+        boot.kernel_image_offset
     );
     sched::stealable::register_aps_idle(core_count);
     smp::bringup::start_all_aps();
@@ -225,27 +194,19 @@ fn wake_policy(params: &BootParams) -> Policy {
     params.policy
 }
 
-/// Reads and parses the boot parameters; a bad line ends the run with
+/// Parses the boot parameters the arch layer found (fw_cfg first, the
+/// harness's path; then the disk image's ramdisk; else none); a bad line,
+/// or one that cannot be read, ends the run with
 /// [`ExitCode::BadParameter`] after saying exactly what is wrong.
-/// fw_cfg first (the harness's path), then the disk image's ramdisk
-/// (`ramdisk`), else no parameters.
-fn load_params(ramdisk: Option<&[u8]>) -> BootParams {
-    let from_ramdisk = || match ramdisk.map(core::str::from_utf8) {
-        Some(Ok(text)) => (ParamSource::DiskImage, alloc::string::String::from(text)),
-        Some(Err(err)) => {
-            println!("bad boot parameter: the disk image's parameter line is not UTF-8 ({err})");
-            exit(ExitCode::BadParameter)
-        }
-        None => (ParamSource::None, alloc::string::String::new()),
-    };
-    let (source, line) = match fw_cfg::read_file(params::FW_CFG_FILE) {
-        Ok(Some(line)) => (ParamSource::FwCfg, line),
-        Ok(None) | Err(fw_cfg::FwCfgError::NoDevice) => from_ramdisk(),
-        Err(err) => {
-            println!(
-                "bad boot parameter: cannot read fw_cfg {}: {err:?}",
-                params::FW_CFG_FILE
-            );
+fn load_params(found: ParamLine) -> BootParams {
+    let (source, line) = match found {
+        ParamLine::Found(source, line) => (source, line),
+        ParamLine::Absent => (
+            vigil_proto::boot_params::ParamSource::None,
+            alloc::string::String::new(),
+        ),
+        ParamLine::Unreadable(why) => {
+            println!("bad boot parameter: {why}");
             exit(ExitCode::BadParameter)
         }
     };

@@ -45,7 +45,7 @@ fn two_bochs_boots_of_one_chaos_run_print_the_same_bytes() {
     .collect();
     let kernel = build_kernel(&BuildConfig {
         release: true,
-        features: vec![],
+        ..BuildConfig::default()
     })
     .unwrap_or_else(|err| panic!("kernel build failed: {err}"));
     let image = bios_image_with_params(&kernel, &params).unwrap();

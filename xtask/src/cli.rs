@@ -13,7 +13,7 @@ use crate::guest::settings::{Feature, WakePolicy, Watchdog};
 use crate::commands;
 use crate::error::XtaskError;
 use crate::runner::kernel_build::BuildConfig;
-use crate::runner::platform::{Apic, Emulator, Machine};
+use crate::runner::platform::{Apic, Arch, Emulator, Machine};
 use crate::stress::runner::{DEFAULT_RUN_TIMEOUT_S, DEFAULT_STALL_S};
 
 /// Vigil's host tasks.
@@ -126,6 +126,10 @@ pub struct BuildArgs {
     /// Kernel cargo features (comma-separated or repeated).
     #[arg(long, value_name = "F", value_delimiter = ',', value_enum)]
     pub features: Vec<Feature>,
+    /// The architecture: `x86_64` (QEMU's pc/q35, Bochs) or `aarch64`
+    /// (QEMU's virt with a GICv3, the kernel's ELF booted at EL1).
+    #[arg(long, value_enum, default_value_t = Arch::X86_64)]
+    pub arch: Arch,
 }
 
 impl BuildArgs {
@@ -134,6 +138,7 @@ impl BuildArgs {
         BuildConfig {
             release: self.release,
             features: self.features.clone(),
+            arch: self.arch,
         }
     }
 }
@@ -332,6 +337,9 @@ pub struct BenchArgs {
     /// x2APIC when the CPU offers it and says which in its boot line.
     #[arg(long, value_enum, default_value_t = Apic::Xapic, conflicts_with = "quick")]
     pub apic: Apic,
+    /// The architecture: `x86_64` or `aarch64` (QEMU's virt, GICv3).
+    #[arg(long, value_enum, default_value_t = Arch::X86_64)]
+    pub arch: Arch,
 }
 
 /// Options of `cargo xtask test` (none yet).

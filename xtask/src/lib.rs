@@ -19,5 +19,5 @@ pub use guest::verdict::{ExitCode, QemuExit, Verdict};
 pub use runner::kernel_build::{
     BuildConfig, KernelArtifacts, build_kernel, build_kernel_with_params,
 };
-pub use runner::platform::{Apic, Emulator, Machine};
+pub use runner::platform::{Apic, Arch, Emulator, Machine};
 pub use runner::qemu::{RunConfig, RunOutcome, run};

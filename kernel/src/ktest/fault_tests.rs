@@ -41,9 +41,8 @@ fn guard_page_fault_reported() -> TestResult {
         fault.address,
         guard + 16
     );
-    const PRESENT_BIT: u64 = 1;
     ensure!(
-        fault.error_code & PRESENT_BIT == 0,
+        fault.is_not_present(),
         "error code {:#x} says present",
         fault.error_code
     );
@@ -63,7 +62,7 @@ fn guard_page_fault_reported() -> TestResult {
 
 fn breakpoint_resumes() -> TestResult {
     let before = exceptions::breakpoint_count();
-    x86_64::instructions::interrupts::int3();
+    exceptions::breakpoint();
     let after = exceptions::breakpoint_count();
     ensure!(after == before + 1, "breakpoints {before} -> {after}");
     Ok(())

@@ -14,10 +14,17 @@ pub static ALL: &[TestCase] = &[
     params_tests::REJECTS_BAD_LINES,
     fault_tests::GUARD_PAGE_FAULT_REPORTED,
     fault_tests::BREAKPOINT_RESUMES,
+    #[cfg(target_arch = "x86_64")]
     platform_tests::PIC_MASKED,
     platform_tests::FW_CFG_CARRIES_PARAMS,
+    #[cfg(target_arch = "x86_64")]
     platform_tests::DOUBLE_FAULT_IST,
+    #[cfg(target_arch = "aarch64")]
+    platform_tests::RAM_IS_NORMAL_SHAREABLE,
+    #[cfg(target_arch = "aarch64")]
+    platform_tests::NULL_PAGE_FAULTS,
     platform_tests::CONSOLE_PREFIX,
+    #[cfg(target_arch = "x86_64")]
     platform_tests::S5_SLEEP_TYPES,
     smp_tests::CORES_ONLINE,
     smp_tests::ALL_PAIRS_IPI,

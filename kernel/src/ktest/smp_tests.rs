@@ -3,13 +3,12 @@
 
 use super::runner::{TestCase, TestResult};
 use crate::arch::interrupt_vectors::{self, COUNTS, TEST_VECTOR};
-use crate::arch::{halt, lapic, percpu, tsc};
+use crate::arch::{halt, interrupts, ipi, percpu, timer, tsc};
 use crate::smp::{bringup, cores, remote_call};
 use crate::{ensure, require};
 use alloc::format;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use x86_64::instructions::interrupts;
 
 pub const CORES_ONLINE: TestCase = TestCase {
     name: "smp::cores_online",
@@ -63,7 +62,7 @@ fn cores_online() -> TestResult {
     }
     remote_call::run_everywhere(Arc::new(|me| {
         let index = percpu::current_index();
-        let apic = lapic::id();
+        let apic = ipi::this_core_id();
         ensure!(
             index == me,
             "per-core block says {index}, job ran as core {me}"
@@ -118,7 +117,7 @@ fn all_pairs_ipi() -> TestResult {
         interrupts::enable();
         for t in (0..count).filter(|&t| t != me) {
             PENDING[t][me].store(true, Ordering::Release);
-            lapic::send_ipi(cores::apic_id(t), TEST_VECTOR);
+            ipi::send(cores::apic_id(t), TEST_VECTOR);
             let deadline = tsc::now() + tsc::us_to_ticks(JOB_TIMEOUT_MS * 1000);
             while PENDING[t][me].load(Ordering::Acquire) {
                 ensure!(tsc::now() < deadline, "IPI {me}->{t} never acknowledged");
@@ -182,7 +181,7 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
         READY.store(true, Ordering::Release);
         if wait_until_pending {
             let deadline = tsc::now() + tsc::us_to_ticks(JOB_TIMEOUT_MS * 1000);
-            while !lapic::is_pending(TEST_VECTOR) {
+            while !ipi::is_pending(TEST_VECTOR) {
                 if tsc::now() > deadline {
                     interrupts::enable();
                     return Err("test IPI never became pending".into());
@@ -200,7 +199,7 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
     if delay_us > 0 {
         tsc::spin_us(delay_us);
     }
-    lapic::send_ipi(cores::apic_id(1), TEST_VECTOR);
+    ipi::send(cores::apic_id(1), TEST_VECTOR);
     wait_flag(&RETURNED, "core 1 returning from its halt")?;
     remote_call::join(waiter)?;
     let ipis = COUNTS.test[1].load(Ordering::Relaxed) - ipis_before;
@@ -235,12 +234,12 @@ fn oneshot_timer() -> TestResult {
         // The watchdog core's scan tick shares this timer: disarm it and
         // take a tick already pending, so that only this test's arming
         // counts.
-        lapic::cancel_timer();
+        timer::cancel();
         interrupts::enable();
         interrupts::disable();
         let before = COUNTS.timer[me].load(Ordering::Relaxed);
         let armed = tsc::now();
-        lapic::arm_oneshot_us(TIMER_DEADLINE_US);
+        timer::arm_oneshot_us(TIMER_DEADLINE_US);
         while COUNTS.timer[me].load(Ordering::Relaxed) == before {
             // A timer interrupt ends the halt; interrupts are off again
             // when the loop re-checks.

@@ -1,12 +1,10 @@
-//! A bump allocator of 4 KiB physical frames over the regions the boot info
-//! marks usable. Frames are never freed: the kernel allocates its heap, stacks
-//! and page tables once at boot. Memory below 1 MiB is never handed out (the
-//! AP trampoline lives there).
+//! A bump allocator of 4 KiB physical frames over the regions the boot's
+//! memory map marks usable. Frames are never freed: the kernel allocates its
+//! heap, stacks and page tables once at boot. Memory below 1 MiB is never
+//! handed out (the x86_64 AP trampoline lives there). Addresses are
+//! physical, as plain `u64`s; the arch layer maps them.
 
-use bootloader_api::info::{MemoryRegionKind, MemoryRegions};
 use spin::Mutex;
-use x86_64::PhysAddr;
-use x86_64::structures::paging::{FrameAllocator, PhysFrame, Size4KiB};
 
 /// Size of one frame.
 pub const FRAME_BYTES: u64 = 4096;
@@ -35,7 +33,8 @@ pub static FRAMES: Mutex<BumpFrames> = Mutex::new(BumpFrames {
 static LOW_REGIONS: Mutex<[(u64, u64); MAX_REGIONS]> = Mutex::new([(0, 0); MAX_REGIONS]);
 
 /// Whether the page at `phys` (below 1 MiB) lies in memory the boot map
-/// marks usable (the AP trampoline needs one such page).
+/// marks usable (the x86_64 AP trampoline needs one such page).
+#[cfg(target_arch = "x86_64")]
 pub fn low_page_usable(phys: u64) -> bool {
     LOW_REGIONS
         .lock()
@@ -43,27 +42,22 @@ pub fn low_page_usable(phys: u64) -> bool {
         .any(|&(start, end)| start <= phys && phys + FRAME_BYTES <= end)
 }
 
-/// Records the usable regions of the boot memory map.
-pub fn init(regions: &MemoryRegions) {
+/// Records the usable regions of the boot memory map, as `(start, end)`
+/// physical addresses.
+pub fn init(usable: impl Iterator<Item = (u64, u64)> + Clone) {
     {
         let mut low = LOW_REGIONS.lock();
-        let usable_low = regions
-            .iter()
-            .filter(|r| r.kind == MemoryRegionKind::Usable && r.start < LOW_MEMORY_END);
-        for (slot, region) in low.iter_mut().zip(usable_low) {
-            *slot = (region.start, region.end.min(LOW_MEMORY_END));
+        let usable_low = usable.clone().filter(|&(start, _)| start < LOW_MEMORY_END);
+        for (slot, (start, end)) in low.iter_mut().zip(usable_low) {
+            *slot = (start, end.min(LOW_MEMORY_END));
         }
     }
     let mut frames = FRAMES.lock();
-    for region in regions
-        .iter()
-        .filter(|r| r.kind == MemoryRegionKind::Usable)
-    {
-        let start = region
-            .start
+    for (region_start, region_end) in usable {
+        let start = region_start
             .max(LOW_MEMORY_END)
             .next_multiple_of(FRAME_BYTES);
-        let end = region.end & !(FRAME_BYTES - 1);
+        let end = region_end & !(FRAME_BYTES - 1);
         if start < end && frames.count < MAX_REGIONS {
             let i = frames.count;
             frames.regions[i] = Region { next: start, end };
@@ -74,15 +68,16 @@ pub fn init(regions: &MemoryRegions) {
 
 impl BumpFrames {
     /// Takes `bytes` (rounded up to frames) of physically contiguous memory
-    /// from the first region that still has room; returns its start.
-    pub fn allocate_contiguous(&mut self, bytes: u64) -> Option<PhysAddr> {
+    /// from the first region that still has room; returns its (physical)
+    /// start.
+    pub fn allocate_contiguous(&mut self, bytes: u64) -> Option<u64> {
         let bytes = bytes.next_multiple_of(FRAME_BYTES);
         let region = self.regions[..self.count]
             .iter_mut()
             .find(|r| r.end - r.next >= bytes)?;
         let start = region.next;
         region.next += bytes;
-        Some(PhysAddr::new(start))
+        Some(start)
     }
 
     /// The largest contiguous run still free, in bytes.
@@ -92,14 +87,5 @@ impl BumpFrames {
             .map(|r| r.end - r.next)
             .max()
             .unwrap_or(0)
-    }
-}
-
-// SAFETY: every frame returned comes from a region the bootloader marked
-// usable and is handed out at most once (the bump pointer only grows).
-unsafe impl FrameAllocator<Size4KiB> for BumpFrames {
-    fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {
-        self.allocate_contiguous(FRAME_BYTES)
-            .map(PhysFrame::containing_address)
     }
 }

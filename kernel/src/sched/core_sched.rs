@@ -15,7 +15,7 @@ use super::stats::{self, SchedStats};
 use super::stealable;
 use super::task::{Task, TaskCounts, TaskRef};
 use super::watchdog;
-use crate::arch::idle_platform::X86Platform;
+use crate::arch::idle_platform::CorePlatform;
 use crate::arch::{context, percpu, tsc};
 use crate::println;
 use alloc::boxed::Box;
@@ -236,7 +236,7 @@ pub fn run_core(me: usize) -> ! {
     };
     let mut driver = IdleDriver::new(
         wakes(),
-        X86Platform::of_core(me),
+        CorePlatform::of_core(me),
         KernelIdleHooks::new(core, me),
         config,
     );

@@ -84,7 +84,7 @@ fn core_stats(i: usize, core: &CoreSched) -> CoreStats {
         wake_ipis_to,
         ipi_wakes_with_work: with_work,
         needless_ipis: wake_ipis_to.saturating_sub(with_work),
-        halted_at_end: u64::from(crate::arch::idle_platform::in_hlt(i)),
+        halted_at_end: u64::from(crate::arch::idle_platform::sleeping(i)),
         inbox_at_end: core.wake.inbox_len() as u64,
     }
 }

@@ -11,7 +11,7 @@
 use super::core_sched;
 use super::idle_hooks::KernelSearchWakeHooks;
 use super::inbound::Inbound;
-use crate::arch::idle_platform::X86Platform;
+use crate::arch::idle_platform::CorePlatform;
 use crate::arch::percpu;
 use crate::exit::{ExitCode, exit};
 use crate::println;
@@ -86,7 +86,7 @@ pub fn search_wake(target: usize) {
         core_sched::wakes(),
         target,
         Inbound::Search,
-        &X86Platform::of_core(me),
+        &CorePlatform::of_core(me),
         &hooks,
     );
 }

@@ -15,7 +15,7 @@
 
 use super::round_watch;
 use crate::arch::interrupt_vectors::{PROBE_VECTOR, WAKE_VECTOR};
-use crate::arch::lapic;
+use crate::arch::ipi;
 use crate::println;
 use crate::smp::cores::{self, MAX_CORES};
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -31,7 +31,7 @@ static SENT_TO: [LineCount; MAX_CORES] = [const { LineCount(AtomicU64::new(0)) }
 
 /// Sends the wake IPI to core `target` and counts it.
 pub fn send(target: usize) {
-    lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
+    ipi::send(cores::apic_id(target), WAKE_VECTOR);
     // Relaxed, after the ICR write: the count is published to the watchdog
     // by the waker's later Release on its notify-finished counter (see
     // `vigil_wake::LostWakeupRecord`), so a watchdog that has seen a waker
@@ -42,7 +42,7 @@ pub fn send(target: usize) {
 /// Sends the watchdog's lost-wakeup probe to core `target` (not a wake IPI:
 /// not counted in [`sent_to`], and a different vector).
 pub fn send_probe(target: usize) {
-    lapic::send_ipi(cores::apic_id(target), PROBE_VECTOR);
+    ipi::send(cores::apic_id(target), PROBE_VECTOR);
 }
 
 /// Wake IPIs sent to core `target` so far (ICR writes).
@@ -147,7 +147,7 @@ pub fn send_for_protocol(from: usize, target: usize) {
                 Key::Fault.name(),
                 Fault::MiscountedIpi.name()
             );
-            lapic::send_ipi(cores::apic_id(target), WAKE_VECTOR);
+            ipi::send(cores::apic_id(target), WAKE_VECTOR);
         }
     }
 }

@@ -9,7 +9,7 @@ use super::core_sched::{self, switch_to_idle};
 use super::idle_hooks::KernelWakerHooks;
 use super::inbound::Inbound;
 use super::task::{Task, TaskCounts, TaskRef, WakeKind};
-use crate::arch::idle_platform::X86Platform;
+use crate::arch::idle_platform::CorePlatform;
 use crate::arch::{percpu, tsc};
 use crate::smp::cores;
 use alloc::boxed::Box;
@@ -67,7 +67,7 @@ fn make_runnable(task: TaskRef, stamp: bool) {
         core_sched::wakes(),
         target,
         Inbound::Task(task),
-        &X86Platform::of_core(me),
+        &CorePlatform::of_core(me),
         &hooks,
     );
 }

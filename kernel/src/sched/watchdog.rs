@@ -15,9 +15,9 @@ use super::core_sched;
 use super::idle_history::HISTORIES;
 use super::inbound::Inbound;
 use super::wake_ipi;
-use crate::arch::idle_platform::X86Platform;
+use crate::arch::idle_platform::CorePlatform;
 use crate::arch::interrupt_vectors::{COUNTS, WAKE_VECTOR};
-use crate::arch::{lapic, tsc};
+use crate::arch::{ipi, tsc};
 use crate::println;
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -234,7 +234,7 @@ pub fn scan_if_due(me: usize) {
     }
     let probes = vigil_wake::scan_from(
         core_sched::wakes(),
-        &X86Platform::of_core(me),
+        &CorePlatform::of_core(me),
         Some(WATCHDOG_CORE),
     );
     periodic_checks(me, probes);
@@ -277,7 +277,7 @@ pub fn report(me: usize, at: FoundAt, batch: &VecDeque<Inbound>) {
         wake_ipi::sent_to(me),
         counts.sent_at_halt,
         counts.episodes,
-        lapic::is_pending(WAKE_VECTOR),
+        ipi::is_pending(WAKE_VECTOR),
     );
     println!("  core {me}'s idle history:");
     HISTORIES[me].print(now);

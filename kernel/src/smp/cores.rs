@@ -44,6 +44,7 @@ pub fn apic_id(index: usize) -> u32 {
 }
 
 /// Index of the core with `apic_id`.
+#[cfg(target_arch = "x86_64")]
 pub fn index_of_apic(apic_id: u32) -> Option<usize> {
     (0..count()).find(|&i| SLOTS[i].apic_id.load(Ordering::Relaxed) == apic_id)
 }

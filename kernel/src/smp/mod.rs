@@ -1,9 +1,7 @@
 //! Symmetric multiprocessing: which cores exist, starting them, and running
 //! a function on another core.
-#[allow(
-    unsafe_code,
-    reason = "broadcast INIT/SIPI and the per-core data install, `unsafe fn`s of `arch` whose preconditions only bring-up can meet"
-)]
-pub mod bringup;
+/// Discovering the cores and starting them is the platform's own
+/// (`arch::bringup`); each started core enters its scheduler.
+pub use crate::arch::bringup;
 pub mod cores;
 pub mod remote_call;

@@ -5,7 +5,7 @@
 //! `ktest/smp_tests.rs`). If a job leaves them enabled, they are disabled
 //! again when it returns.
 
-use crate::arch::percpu;
+use crate::arch::{interrupts, percpu};
 use crate::sched::wakeup::{self, JoinHandle};
 use crate::smp::cores;
 use alloc::format;
@@ -13,7 +13,6 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use spin::Mutex;
-use x86_64::instructions::interrupts;
 
 /// A job: runs on the core whose index it receives; `Err` reports a failure.
 pub type Job = Arc<dyn Fn(usize) -> Result<(), String> + Send + Sync>;

@@ -7,12 +7,11 @@
 
 use super::laplace::{self, Grids, LaplaceReport};
 
-use crate::arch::{halt, tsc};
+use crate::arch::{halt, interrupts, tsc};
 use crate::sched::{wake_ipi, wakeup};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
-use x86_64::instructions::interrupts;
 
 const STOP: u64 = u64::MAX;
 

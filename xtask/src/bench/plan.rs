@@ -13,6 +13,7 @@ use crate::campaign::scope::CampaignScope;
 use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::guest::settings::{Backoff, Feature, Pool, WakePolicy};
 use crate::runner::kernel_build::BuildConfig;
+use crate::runner::platform::Arch;
 
 /// A kernel configuration under comparison. Every fork-join variant names
 /// its `pool=` (and `backoff=off` where it turns the poll before a halt
@@ -84,14 +85,15 @@ impl Variant {
         }
     }
 
-    /// The kernel build it boots.
-    pub fn build(self) -> BuildConfig {
+    /// The kernel build it boots on `arch`.
+    pub fn build(self, arch: Arch) -> BuildConfig {
         BuildConfig {
             release: true,
             features: match self {
                 Self::IdlePoll => vec![Feature::IdlePoll],
                 _ => Vec::new(),
             },
+            arch,
         }
     }
 
@@ -390,7 +392,7 @@ impl BenchConfig {
             _ => self.grid_timeout_s,
         };
         let mut boot = BootSpec::new(
-            &variant.build(),
+            &variant.build(self.scope.arch),
             smp,
             self.scope.apic,
             params,

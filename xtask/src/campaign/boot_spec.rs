@@ -9,12 +9,15 @@ use serde::{Deserialize, Serialize};
 use crate::campaign::reproduce::reproduce_command;
 use crate::runner::bochs::{BochsConfig, BochsSettings};
 use crate::runner::kernel_build::BuildConfig;
-use crate::runner::platform::Apic;
+use crate::runner::platform::{Apic, Arch};
 use crate::runner::qemu::RunConfig;
 
 /// What to boot, and how to judge it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BootSpec {
+    /// The architecture (the kernel's build says the same).
+    #[serde(default)]
+    pub arch: Arch,
     /// Cores.
     pub smp: u32,
     /// The CPU's local APIC interface.
@@ -70,6 +73,7 @@ impl BootSpec {
                 &params,
                 None,
             ),
+            arch: build.arch,
             smp,
             apic,
             params,
@@ -113,6 +117,7 @@ impl BootSpec {
     /// the BIOS image, quiet).
     pub fn run_config(&self) -> RunConfig {
         RunConfig {
+            arch: self.arch,
             smp: self.smp,
             apic: self.apic,
             timeout_s: Some(self.timeout_s),

@@ -5,10 +5,10 @@
 
 use crate::runner::bochs::BochsSettings;
 use crate::runner::kernel_build::BuildConfig;
-use crate::runner::platform::Apic;
+use crate::runner::platform::{Apic, Arch};
 
 /// `cargo xtask run [--emulator bochs --bochs-ips I --bochs-quantum Q
-/// --bochs-time0 T] --smp N [--apic x2apic] [--release] [--features F]
+/// --bochs-time0 T] [--arch aarch64] --smp N [--apic x2apic] [--release] [--features F]
 /// [--timeout-s S] key=value ...`.
 pub fn reproduce_command(
     build: &BuildConfig,
@@ -23,6 +23,10 @@ pub fn reproduce_command(
         words.push("--emulator".to_string());
         words.push("bochs".to_string());
         words.extend(settings.options());
+    }
+    if build.arch != Arch::default() {
+        words.push("--arch".to_string());
+        words.push(build.arch.to_string());
     }
     words.push("--smp".to_string());
     words.push(smp.to_string());
@@ -56,6 +60,7 @@ mod tests {
         let build = BuildConfig {
             release: true,
             features: vec![Feature::IdlePoll],
+            ..BuildConfig::default()
         };
         let params = vec!["seed=7".to_string(), "chaos=on".to_string()];
         assert_eq!(

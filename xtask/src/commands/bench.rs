@@ -12,7 +12,7 @@ use crate::campaign::json_file::write_json;
 use crate::cli::BenchArgs;
 use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
-use crate::runner::install::ensure_qemu;
+use crate::runner::install::ensure_qemu_for;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 use crate::runner::process_cpu_time::clock_ticks_per_second;
 
@@ -24,6 +24,7 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
     let mut config = BenchConfig::standard(args.smp.clone(), args.runs);
     config.grid_timeout_s = args.grid_timeout_s;
     config.scope.apic = args.apic;
+    config.scope.arch = args.arch;
     if !args.sections.is_empty() {
         config.sections = crate::bench::plan::Section::ALL
             .into_iter()
@@ -48,11 +49,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         .json
         .clone()
         .unwrap_or_else(|| plot_dir.join("bench.json"));
-    ensure_qemu(false)?;
+    crate::runner::platform::check_arch(
+        args.arch,
+        crate::runner::platform::Machine::Pc,
+        args.apic,
+        false,
+        crate::runner::platform::Emulator::Qemu,
+    )
+    .map_err(XtaskError::Usage)?;
+    ensure_qemu_for(&[args.arch], false)?;
     let mut kernels = Kernels::new();
     let mut built: Vec<(BuildConfig, KernelArtifacts)> = Vec::new();
     for variant in config.booted_variants() {
-        let build = variant.build();
+        let build = variant.build(config.scope.arch);
         let kernel = match built.iter().find(|(done, _)| *done == build) {
             Some((_, kernel)) => kernel.clone(),
             None => {

@@ -4,7 +4,7 @@
 use crate::cli::RunArgs;
 use crate::error::{Result, XtaskError};
 use crate::runner::bochs::{self, BochsConfig};
-use crate::runner::install::ensure_qemu;
+use crate::runner::install::ensure_qemu_for;
 use crate::runner::kernel_build::{bios_image_with_params, build_kernel};
 use crate::runner::platform::{Apic, Emulator, Machine};
 use crate::runner::qemu::{self, RunConfig};
@@ -14,10 +14,19 @@ use crate::runner::qemu_command::GDB_PORT;
 /// `vigil: FAILED (...)`) is the last thing printed.
 pub fn run(args: &RunArgs) -> Result<()> {
     args.bochs.check_emulator(args.emulator)?;
+    crate::runner::platform::check_arch(
+        args.build.arch,
+        args.machine,
+        args.apic,
+        args.uefi,
+        args.emulator,
+    )
+    .map_err(XtaskError::Usage)?;
     if args.emulator == Emulator::Bochs {
         return run_bochs(args);
     }
     let config = RunConfig {
+        arch: args.build.arch,
         smp: args.smp,
         machine: args.machine,
         apic: args.apic,
@@ -31,7 +40,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     // Bad combinations (e.g. 200 cores in xAPIC mode) exit 2 before the build.
     config.validate()?;
-    ensure_qemu(args.uefi)?;
+    ensure_qemu_for(&[args.build.arch], args.uefi)?;
     let kernel = build_kernel(&args.build.build_config())?;
     if args.gdb {
         eprintln!(

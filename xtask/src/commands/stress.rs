@@ -12,7 +12,7 @@ use crate::campaign::seeds::seed_from_time;
 use crate::cli::{MergeArgs, StressAction, StressArgs};
 use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
-use crate::runner::install::ensure_qemu;
+use crate::runner::install::ensure_qemu_for;
 use crate::runner::kernel_build::build_kernel;
 use crate::runner::platform::Emulator;
 use crate::stress::report::{self as stress_report, StressJson};
@@ -54,6 +54,7 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
         shard: args.shard,
         scope: CampaignScope {
             apic: args.apic,
+            arch: args.build.arch,
             ..defaults.scope.clone()
         },
         bochs: (args.emulator == Emulator::Bochs).then(|| args.bochs.settings()),
@@ -70,6 +71,14 @@ pub fn run(args: &StressArgs) -> Result<()> {
     }
     check_shard_seed(args)?;
     args.bochs.check_emulator(args.emulator)?;
+    crate::runner::platform::check_arch(
+        args.build.arch,
+        crate::runner::platform::Machine::Pc,
+        args.apic,
+        false,
+        args.emulator,
+    )
+    .map_err(XtaskError::Usage)?;
     let config = config_from_args(args);
     config.validate()?;
     if config.bochs.is_some() {
@@ -77,7 +86,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
             return Err(XtaskError::usage(why));
         }
     } else {
-        ensure_qemu(false)?;
+        ensure_qemu_for(&[config.build.arch], false)?;
     }
     let kernel = build_kernel(&config.build)?;
     let total = config.plan().len() as u64;

@@ -25,13 +25,14 @@ use crate::commands::mutants;
 use crate::error::{Result, XtaskError};
 use crate::guest::test_output::{Counts, KernelSuiteReport, sum_cargo_results};
 use crate::guest::verdict::{QemuExit, Verdict};
-use crate::runner::install::ensure_qemu;
+use crate::runner::install::ensure_qemu_for;
+use crate::runner::kernel_build::BUILD_STD_ARGS;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
-use crate::runner::platform::Apic;
+use crate::runner::platform::{Apic, Arch};
 use crate::runner::process::{Echo, KilledOnDrop};
 use crate::runner::qemu::{self, RunConfig};
 use crate::runner::workspace::{
-    KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir, loom_target_dir,
+    KERNEL_PACKAGE, cargo, display_command, kernel_target_dir, loom_target_dir,
 };
 
 /// Core counts the whole in-kernel suite is booted with (default build,
@@ -58,9 +59,21 @@ pub struct KernelSuite {
     pub params: Vec<String>,
 }
 
+impl KernelSuite {
+    /// What the kernel's boot lines must say for the boot to be the one
+    /// asked for: x86_64's APIC mode (a CPU flag QEMU ignored would test
+    /// xAPIC twice), AArch64's interrupt controller.
+    pub fn boot_line_mark(&self) -> &'static str {
+        match self.build.arch {
+            Arch::X86_64 => self.apic.boot_line_mode(),
+            Arch::Aarch64 => "GICv3",
+        }
+    }
+}
+
 /// Every in-kernel suite run: the whole suite at each of
-/// [`KERNEL_TEST_SMP`] in xAPIC mode and at [`KERNEL_TEST_X2APIC_SMP`] in
-/// x2APIC mode, the scheduler tests under `always-ipi` at 4 cores,
+/// [`KERNEL_TEST_SMP`] in xAPIC mode, on AArch64 at the same counts, and
+/// at [`KERNEL_TEST_X2APIC_SMP`] in x2APIC mode, the scheduler tests under `always-ipi` at 4 cores,
 /// the scheduler tests of the stealing pool on one core (its one worker
 /// is the caller; one core's default pool is the pinned one), and the
 /// scheduler tests of the `idle-poll` build at 2 cores.
@@ -102,6 +115,17 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
             )
         });
     }
+    for smp in KERNEL_TEST_SMP {
+        suites.push(suite(
+            format!("kernel aarch64 smp={smp}"),
+            BuildConfig {
+                arch: Arch::Aarch64,
+                ..BuildConfig::default()
+            },
+            smp,
+            ParamLine::default(),
+        ));
+    }
     suites.push(suite(
         "kernel sched always-ipi smp=4".to_string(),
         BuildConfig::default(),
@@ -125,6 +149,7 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
         BuildConfig {
             release: false,
             features: vec![Feature::IdlePoll],
+            arch: Arch::X86_64,
         },
         2,
         sched(),
@@ -154,11 +179,15 @@ pub struct StepResult {
 
 /// Runs all steps and prints the summary.
 pub fn run(_args: &TestArgs) -> Result<()> {
-    ensure_qemu(false)?;
+    ensure_qemu_for(&[Arch::X86_64, Arch::Aarch64], false)?;
     let mut steps = vec![
         lint_step("fmt", fmt_command()),
         lint_step("clippy host", clippy_host_command()),
-        lint_step("clippy kernel", clippy_kernel_command()),
+        lint_step("clippy kernel", clippy_kernel_command(Arch::X86_64)),
+        lint_step(
+            "clippy kernel aarch64",
+            clippy_kernel_command(Arch::Aarch64),
+        ),
         cargo_test_step("host crates", host_tests_command()),
         lint_step("wake docs", wake_docs_command()),
         lint_step("wake pool example", pool_example_command()),
@@ -209,13 +238,22 @@ fn clippy_host_command() -> Command {
     command
 }
 
-fn clippy_kernel_command() -> Command {
+fn clippy_kernel_command(arch: Arch) -> Command {
     let mut command = cargo();
     command
-        .args(["clippy", "-p", KERNEL_PACKAGE, "--target", KERNEL_TARGET])
+        .args([
+            "clippy",
+            "-p",
+            KERNEL_PACKAGE,
+            "--target",
+            arch.kernel_target(),
+        ])
         .arg("--target-dir")
-        .arg(kernel_target_dir())
-        .args(["--", "-D", "warnings"]);
+        .arg(kernel_target_dir());
+    if arch == Arch::Aarch64 {
+        command.args(BUILD_STD_ARGS);
+    }
+    command.args(["--", "-D", "warnings"]);
     command
 }
 
@@ -419,6 +457,7 @@ fn kernel_suite_step(suite: &KernelSuite, kernel: &KernelArtifacts) -> StepResul
         suite.params.join(" ")
     ));
     let config = RunConfig {
+        arch: suite.build.arch,
         smp: suite.smp,
         apic: suite.apic,
         timeout_s: Some(KERNEL_SUITE_TIMEOUT_S),
@@ -441,7 +480,7 @@ fn kernel_suite_step(suite: &KernelSuite, kernel: &KernelArtifacts) -> StepResul
             let (mut counts, problem) = kernel_suite_counts(outcome.verdict, &report);
             // The mode asked for must be the mode the kernel ran in (a CPU
             // flag QEMU ignored would test xAPIC twice).
-            let mode = suite.apic.boot_line_mode();
+            let mode = suite.boot_line_mark();
             let wrong_mode = (!outcome.serial.contains(mode)).then(|| {
                 counts.failed += 1;
                 format!("the kernel's boot line does not say `{mode}`")
@@ -599,6 +638,9 @@ mod tests {
             ("debug", 32, "mode=test"),
             ("debug", 4, "mode=test"),
             ("debug", 32, "mode=test"),
+            ("aarch64-debug", 1, "mode=test"),
+            ("aarch64-debug", 4, "mode=test"),
+            ("aarch64-debug", 32, "mode=test"),
             ("debug", 4, "mode=test test=sched policy=always-ipi"),
             ("debug", 1, "mode=test test=sched pool=steal"),
             ("debug-idle-poll", 2, "mode=test test=sched"),
@@ -611,7 +653,7 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         // No policy for the idle-poll build: it would be rejected.
-        assert!(suites[7].params.iter().all(|p| !p.starts_with("policy=")));
+        assert!(suites[10].params.iter().all(|p| !p.starts_with("policy=")));
         let x2apic: Vec<u32> = suites
             .iter()
             .filter(|suite| suite.apic == Apic::X2apic)

@@ -17,10 +17,22 @@
 //! in a separate register (ICR high, offset 0x310), the trace line carries
 //! no vCPU, and the kernel rewrites ICR high only when a core's destination
 //! changes. So the comparison is of totals.
+//!
+//! On AArch64 the event is the GICv3 CPU interface's
+//! `gicv3_icc_generate_sgi`, one line per write of `ICC_SGI1R_EL1`
+//! (`... generating SGI 0 IRM 0 target affinity 0x0xx targetlist 0x2`):
+//! the wake IPIs are SGI 0 to a target list (IRM 0), one IPI per bit of
+//! the list. Compared as totals too, like x86_64's.
 
 use serde::{Deserialize, Serialize};
 
 use crate::guest::vigil_stats::VigilStats;
+use crate::runner::platform::Arch;
+
+/// QEMU's trace event of every SGI a GICv3 CPU interface generates.
+pub const TRACE_EVENT_SGI: &str = "gicv3_icc_generate_sgi";
+/// The kernel's wake SGI (`arch/aarch64/interrupt_vectors.rs`).
+pub const WAKE_SGI: u32 = 0;
 
 /// QEMU 7.2's trace event of xAPIC MMIO writes.
 pub const TRACE_EVENT_MMIO: &str = "apic_mem_writel";
@@ -41,8 +53,12 @@ pub fn pick_trace_event(trace_help: &str) -> &'static str {
     }
 }
 
-/// [`pick_trace_event`] for the installed QEMU (asked once per process).
-pub fn trace_event() -> &'static str {
+/// The event to enable for `arch`: [`pick_trace_event`] for the installed
+/// x86 QEMU (asked once per process), [`TRACE_EVENT_SGI`] on AArch64.
+pub fn trace_event(arch: Arch) -> &'static str {
+    if arch == Arch::Aarch64 {
+        return TRACE_EVENT_SGI;
+    }
     static EVENT: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     EVENT.get_or_init(|| {
         let help = std::process::Command::new(crate::runner::install::QEMU_BINARY)
@@ -68,6 +84,28 @@ fn is_wake_ipi(icr_low: u32) -> bool {
     let delivery_mode = (icr_low >> 8) & 0x7;
     let shorthand = (icr_low >> 18) & 0x3;
     vector == WAKE_VECTOR && delivery_mode == 0 && shorthand == 0
+}
+
+/// Counts the wake SGIs in a QEMU trace of [`TRACE_EVENT_SGI`]: SGI
+/// [`WAKE_SGI`], IRM 0, one per bit of the target list.
+pub fn count_wake_sgis(trace: &str) -> u64 {
+    trace
+        .lines()
+        .filter_map(|line| {
+            let rest = line.split(TRACE_EVENT_SGI).nth(1)?;
+            let sgi: u32 = rest
+                .split("generating SGI ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            let irm = rest.split(" IRM ").nth(1)?.split_whitespace().next()?;
+            let list = rest.split("targetlist ").nth(1)?.trim();
+            let list = u32::from_str_radix(list.trim_start_matches("0x"), 16).ok()?;
+            (sgi == WAKE_SGI && irm == "0").then_some(u64::from(list.count_ones()))
+        })
+        .sum()
 }
 
 /// Counts the wake IPIs in a QEMU trace log (lines of either event, see
@@ -105,10 +143,13 @@ pub struct IpiOracleCheck {
 }
 
 impl IpiOracleCheck {
-    /// Compares a trace with the guest's statistics.
-    pub fn new(trace: &str, stats: &VigilStats) -> Self {
+    /// Compares a trace of `arch`'s event with the guest's statistics.
+    pub fn new(arch: Arch, trace: &str, stats: &VigilStats) -> Self {
         Self {
-            qemu_wake_ipis: count_wake_ipis(trace),
+            qemu_wake_ipis: match arch {
+                Arch::X86_64 => count_wake_ipis(trace),
+                Arch::Aarch64 => count_wake_sgis(trace),
+            },
             guest_wake_ipis: stats.cores.iter().map(|core| core.wake_ipis_to).sum(),
         }
     }
@@ -121,7 +162,7 @@ impl IpiOracleCheck {
     /// `QEMU saw N wake IPIs, the guest counted M`.
     pub fn describe(&self) -> String {
         format!(
-            "QEMU saw {} wake IPIs written to an ICR, the guest counted {}",
+            "QEMU saw {} wake IPIs written to an ICR (SGI register on AArch64), the guest counted {}",
             self.qemu_wake_ipis, self.guest_wake_ipis
         )
     }
@@ -181,6 +222,23 @@ mod tests {
             pick_trace_event("apic_local_deliver\napic_mem_readl\napic_mem_writel\n"),
             TRACE_EVENT_MMIO
         );
+    }
+
+    #[test]
+    fn gicv3_sgi_traces_count_wake_sgis_by_target() {
+        // A real excerpt (3 cores, QEMU 10.0.2, virt with a GICv3): wake
+        // SGIs to cores 1, 2 and 0, then a probe (SGI 1), a test SGI (2),
+        // a wake to two targets at once, and one with IRM 1 (to all).
+        let trace = "gicv3_icc_generate_sgi GICv3 CPU i/f 0x0 generating SGI 0 IRM 0 target affinity 0x0xx targetlist 0x2\n\
+                     gicv3_icc_generate_sgi GICv3 CPU i/f 0x1 generating SGI 0 IRM 0 target affinity 0x0xx targetlist 0x4\n\
+                     gicv3_icc_generate_sgi GICv3 CPU i/f 0x1 generating SGI 0 IRM 0 target affinity 0x0xx targetlist 0x1\n\
+                     gicv3_icc_generate_sgi GICv3 CPU i/f 0x0 generating SGI 1 IRM 0 target affinity 0x0xx targetlist 0x2\n\
+                     gicv3_icc_generate_sgi GICv3 CPU i/f 0x0 generating SGI 2 IRM 0 target affinity 0x1xx targetlist 0x8\n\
+                     gicv3_icc_generate_sgi GICv3 CPU i/f 0x0 generating SGI 0 IRM 0 target affinity 0x1xx targetlist 0x6\n\
+                     gicv3_icc_generate_sgi GICv3 CPU i/f 0x0 generating SGI 0 IRM 1 target affinity 0x0xx targetlist 0x0\n";
+        assert_eq!(count_wake_sgis(trace), 5);
+        assert_eq!(count_wake_ipis(trace), 0);
+        assert_eq!(trace_event(Arch::Aarch64), TRACE_EVENT_SGI);
     }
 
     #[test]

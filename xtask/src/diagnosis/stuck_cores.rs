@@ -10,11 +10,16 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnosis::debug_table::{CoreEntry, ProtocolState, TableRead, read_debug_table};
-use crate::diagnosis::guest_registers::{VcpuState, parse_info_registers};
+use crate::diagnosis::debug_table::{
+    CoreEntry, ProtocolState, TableRead, parse_examine_output, read_debug_table,
+};
+use crate::diagnosis::guest_registers::{
+    VcpuState, WFI, parse_info_registers, vcpu_of_mpidr_affinity,
+};
 use crate::diagnosis::symbolize;
 use crate::guest::run_output::DebugTableLocation;
 use crate::runner::monitor::Monitor;
+use crate::runner::platform::Arch;
 
 /// Marker printed after a core that is halted with work in its inbox.
 pub const HALTED_WITH_WORK: &str = "<- HALTED WITH WORK";
@@ -269,6 +274,7 @@ pub fn examine(
     monitor: &mut Monitor,
     location: Option<DebugTableLocation>,
     elf: &Path,
+    arch: Arch,
 ) -> GuestExamination {
     let mut examination = GuestExamination::default();
     if let Err(err) = monitor.command("stop") {
@@ -279,7 +285,10 @@ pub fn examine(
     examination.registers_text = monitor
         .command("info registers -a")
         .unwrap_or_else(|err| format!("<could not read registers from the monitor: {err}>"));
-    let vcpus = parse_info_registers(&examination.registers_text);
+    let mut vcpus = parse_info_registers(&examination.registers_text);
+    if arch == Arch::Aarch64 {
+        mark_vcpus_in_wfi(monitor, &mut vcpus, &mut examination.notes);
+    }
     if vcpus.is_empty() {
         examination
             .notes
@@ -299,6 +308,18 @@ pub fn examine(
                 stealable_queued,
                 search_target,
             })) => {
+                let cores = match arch {
+                    Arch::X86_64 => cores,
+                    // The table holds MPIDR affinities; the registers are
+                    // by vCPU index.
+                    Arch::Aarch64 => cores
+                        .into_iter()
+                        .map(|entry| CoreEntry {
+                            apic_id: vcpu_of_mpidr_affinity(entry.apic_id),
+                            ..entry
+                        })
+                        .collect(),
+                };
                 examination.search_target = match search_target {
                     None => None,
                     Some(Ok(target)) => target,
@@ -355,6 +376,30 @@ pub fn examine(
         }
     }
     examination
+}
+
+/// AArch64: each vCPU whose PC follows a `wfi` is halted (see
+/// [`WFI`]); read from guest memory through the monitor.
+fn mark_vcpus_in_wfi(monitor: &mut Monitor, vcpus: &mut [VcpuState], notes: &mut Vec<String>) {
+    for vcpu in vcpus.iter_mut() {
+        let Some(pc) = vcpu.rip else {
+            continue;
+        };
+        let command = format!("x /1wx {:#x}", pc.wrapping_sub(4));
+        match monitor
+            .command(&command)
+            .map(|text| parse_examine_output(&text))
+        {
+            Ok(Ok(words)) if words.len() == 1 => vcpu.halted = Some(words[0] as u32 == WFI),
+            Ok(Ok(words)) => notes.push(format!(
+                "vCPU {}: `{command}` gave {} words",
+                vcpu.vcpu,
+                words.len()
+            )),
+            Ok(Err(why)) => notes.push(format!("vCPU {}: {why}", vcpu.vcpu)),
+            Err(err) => notes.push(format!("vCPU {}: monitor failed: {err}", vcpu.vcpu)),
+        }
+    }
 }
 
 /// Pairs each debug-table core with the vCPU of its APIC id; without the

@@ -1,5 +1,6 @@
-//! Host dependency check: QEMU (at least [`MIN_QEMU_MAJOR`]) and (for UEFI
-//! boots) OVMF. Installs them with apt-get when we are root and apt-get
+//! Host dependency check: QEMU (at least [`MIN_QEMU_MAJOR`]; its x86_64
+//! system emulator, and its AArch64 one for `--arch aarch64`) and (for
+//! UEFI boots) OVMF. Installs them with apt-get when we are root and apt-get
 //! exists, on Debian bookworm QEMU from its `bookworm-backports` suite
 //! (bookworm itself has 7.2, whose TCG has no x2APIC); otherwise says which
 //! Debian package is missing or too old and how to get it (exit status 2).
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Result, XtaskError};
+use crate::runner::platform::Arch;
 use crate::runner::workspace::display_command;
 
 /// The QEMU binary we boot with.
@@ -31,7 +33,7 @@ pub const BACKPORTS_SOURCES: &str = "Types: deb\nURIs: http://deb.debian.org/deb
 /// takes QEMU and the libraries it needs from backports.
 pub const BACKPORTS_PIN_FILE: &str = "/etc/apt/preferences.d/vigil-qemu-backports";
 /// Its contents.
-pub const BACKPORTS_PIN: &str = "Package: qemu-system-x86 qemu-system-common qemu-system-data qemu-system-gui qemu-utils seabios ipxe-qemu\nPin: release n=bookworm-backports\nPin-Priority: 500\n";
+pub const BACKPORTS_PIN: &str = "Package: qemu-system-x86 qemu-system-arm qemu-system-common qemu-system-data qemu-system-gui qemu-utils seabios ipxe-qemu\nPin: release n=bookworm-backports\nPin-Priority: 500\n";
 /// Debian package that provides the OVMF UEFI firmware.
 pub const OVMF_PACKAGE: &str = "ovmf";
 /// Where Debian's `ovmf` package puts a combined (code + vars) firmware
@@ -94,11 +96,18 @@ fn qemu_problem() -> Option<String> {
     }
 }
 
-/// Debian packages missing (or too old) for a boot (`uefi` adds OVMF).
-pub fn missing_packages(uefi: bool) -> Vec<&'static str> {
+/// Debian packages missing (or too old) for boots of `archs` (`uefi` adds
+/// OVMF). The AArch64 emulator comes from the same QEMU build as the
+/// x86_64 one (the same version, checked on the x86_64 binary).
+pub fn missing_packages(archs: &[Arch], uefi: bool) -> Vec<&'static str> {
     let mut missing = Vec::new();
-    if find_in_path(QEMU_BINARY).is_none() || qemu_problem().is_some() {
+    if archs.contains(&Arch::X86_64)
+        && (find_in_path(QEMU_BINARY).is_none() || qemu_problem().is_some())
+    {
         missing.push(QEMU_PACKAGE);
+    }
+    if archs.contains(&Arch::Aarch64) && find_in_path(Arch::Aarch64.qemu_binary()).is_none() {
+        missing.push(Arch::Aarch64.qemu_package());
     }
     if uefi && find_ovmf().is_none() {
         missing.push(OVMF_PACKAGE);
@@ -106,10 +115,16 @@ pub fn missing_packages(uefi: bool) -> Vec<&'static str> {
     missing
 }
 
-/// Makes sure QEMU (and OVMF when `uefi`) are installed, installing them
-/// with apt-get if we can.
+/// Makes sure QEMU for x86_64 (and OVMF when `uefi`) are installed,
+/// installing them with apt-get if we can.
 pub fn ensure_qemu(uefi: bool) -> Result<()> {
-    let missing = missing_packages(uefi);
+    ensure_qemu_for(&[Arch::X86_64], uefi)
+}
+
+/// Makes sure QEMU for each of `archs` (and OVMF when `uefi`) are
+/// installed, installing them with apt-get if we can.
+pub fn ensure_qemu_for(archs: &[Arch], uefi: bool) -> Result<()> {
+    let missing = missing_packages(archs, uefi);
     if missing.is_empty() {
         return Ok(());
     }
@@ -130,8 +145,9 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
     if bookworm {
         add_backports()?;
     }
-    // Install both: a UEFI boot after a BIOS one should not need a second round.
-    let packages = [QEMU_PACKAGE, OVMF_PACKAGE];
+    // Install them all: a UEFI or AArch64 boot after an x86_64 BIOS one
+    // should not need a second round.
+    let packages = [QEMU_PACKAGE, Arch::Aarch64.qemu_package(), OVMF_PACKAGE];
     run_apt(&["update"])?;
     let mut install = vec!["install", "-y", "--no-install-recommends"];
     if bookworm {
@@ -139,7 +155,7 @@ pub fn ensure_qemu(uefi: bool) -> Result<()> {
     }
     install.extend(packages);
     run_apt(&install)?;
-    let still_missing = missing_packages(uefi);
+    let still_missing = missing_packages(archs, uefi);
     if still_missing.is_empty() {
         Ok(())
     } else {
@@ -229,7 +245,9 @@ mod tests {
             assert!(ci.contains(&printf), ".ci/run lacks {printf}");
             assert!(ci.contains(&format!("> {path}")), ".ci/run lacks > {path}");
         }
-        assert!(ci.contains(&format!("-t {BACKPORTS_SUITE} qemu-system-x86 ovmf")));
+        assert!(ci.contains(&format!(
+            "-t {BACKPORTS_SUITE} qemu-system-x86 qemu-system-arm ovmf"
+        )));
     }
 
     #[test]

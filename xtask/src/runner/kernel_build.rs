@@ -1,5 +1,9 @@
 //! Building the kernel ELF (`cargo build -p vigil-kernel --target
-//! x86_64-unknown-none --target-dir target/kernel`) and its BIOS/UEFI images.
+//! x86_64-unknown-none --target-dir target/kernel`) and its BIOS/UEFI images;
+//! for AArch64 the ELF alone (`--target aarch64-unknown-none-softfloat`,
+//! with `core` and `alloc` built from the toolchain's `rust-src`: the
+//! pinned nightly ships no prebuilt standard library for it), which QEMU's
+//! `virt` boots directly.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -7,10 +11,9 @@ use std::time::Instant;
 
 use crate::error::{Result, XtaskError};
 use crate::guest::settings::Feature;
+use crate::runner::platform::Arch;
 use crate::runner::strip_debug::strip_debug;
-use crate::runner::workspace::{
-    KERNEL_PACKAGE, KERNEL_TARGET, cargo, display_command, kernel_target_dir,
-};
+use crate::runner::workspace::{KERNEL_PACKAGE, cargo, display_command, kernel_target_dir};
 
 /// How to build the kernel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -19,7 +22,16 @@ pub struct BuildConfig {
     pub release: bool,
     /// Kernel cargo features.
     pub features: Vec<Feature>,
+    /// The architecture.
+    pub arch: Arch,
 }
+
+/// What builds the AArch64 kernel's `core`, `alloc` and compiler builtins
+/// (with the `mem` functions: there is no C library to supply `memcpy`).
+pub const BUILD_STD_ARGS: [&str; 2] = [
+    "-Zbuild-std=core,alloc,compiler_builtins",
+    "-Zbuild-std-features=compiler-builtins-mem",
+];
 
 impl BuildConfig {
     /// `debug` or `release`: cargo's output directory name for the profile.
@@ -35,11 +47,16 @@ impl BuildConfig {
         features.into_iter().map(Feature::cargo_name).collect()
     }
 
-    /// Name of this build's image directory: the profile, then the features
-    /// (`debug`, `release-idle-poll`), so differently configured builds
-    /// never overwrite each other's images.
+    /// Name of this build's image directory: the architecture if not
+    /// x86_64, the profile, then the features (`debug`,
+    /// `release-idle-poll`, `aarch64-debug`), so differently configured
+    /// builds never overwrite each other's images.
     pub fn variant_name(&self) -> String {
-        let mut name = self.profile_dir().to_string();
+        let mut name = match self.arch {
+            Arch::X86_64 => String::new(),
+            arch => format!("{arch}-"),
+        };
+        name.push_str(self.profile_dir());
         for feature in self.feature_names() {
             name.push('-');
             name.push_str(feature);
@@ -54,10 +71,13 @@ impl BuildConfig {
             "-p".to_string(),
             KERNEL_PACKAGE.to_string(),
             "--target".to_string(),
-            KERNEL_TARGET.to_string(),
+            self.arch.kernel_target().to_string(),
             "--target-dir".to_string(),
             kernel_target_dir().display().to_string(),
         ];
+        if self.arch == Arch::Aarch64 {
+            args.extend(BUILD_STD_ARGS.map(String::from));
+        }
         if self.release {
             args.push("--release".to_string());
         }
@@ -72,7 +92,7 @@ impl BuildConfig {
     /// The ELF cargo writes (shared by all feature sets of one profile).
     pub fn cargo_elf_path(&self) -> PathBuf {
         kernel_target_dir()
-            .join(KERNEL_TARGET)
+            .join(self.arch.kernel_target())
             .join(self.profile_dir())
             .join(KERNEL_PACKAGE)
     }
@@ -86,9 +106,12 @@ impl BuildConfig {
 /// File name of the ELF without debug sections that goes into the images.
 pub const STRIPPED_ELF_NAME: &str = "vigil-kernel.stripped";
 
-/// A built kernel: its ELF and both disk images.
+/// A built kernel: its ELF and both disk images (for AArch64, the ELF
+/// alone: the image paths are the ELF QEMU boots).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelArtifacts {
+    /// The architecture it was built for.
+    pub arch: Arch,
     /// The kernel ELF, with symbols and debug info (for gdb and for
     /// symbolizing RIPs; the images hold the same code without the debug
     /// sections).
@@ -153,6 +176,19 @@ pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
             elf.clone()
         }
     };
+    if config.arch == Arch::Aarch64 {
+        eprintln!(
+            "xtask: kernel ready in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(KernelArtifacts {
+            arch: config.arch,
+            elf,
+            bios_image: image_elf.clone(),
+            uefi_image: image_elf.clone(),
+            image_elf,
+        });
+    }
     let images = vigil_boot::create_images(&image_elf, &image_dir)
         .map_err(|err| XtaskError::failed(format!("creating disk images: {err:#}")))?;
     eprintln!(
@@ -160,6 +196,7 @@ pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
         started.elapsed().as_secs_f64()
     );
     Ok(KernelArtifacts {
+        arch: config.arch,
         elf,
         image_elf,
         bios_image: images.bios,
@@ -179,6 +216,11 @@ pub fn build_kernel_with_params(
     config: &BuildConfig,
     params: &[String],
 ) -> Result<KernelArtifacts> {
+    if config.arch != Arch::X86_64 {
+        return Err(XtaskError::usage(
+            "parameters in a disk image are x86_64's (AArch64 boots the ELF, its parameters through fw_cfg)",
+        ));
+    }
     let plain = build_kernel(config)?;
     let (dir, line_path) = write_param_line(&config.image_dir(), params)?;
     // The ELF `build_kernel` put in its images (a stripped file left from
@@ -186,6 +228,7 @@ pub fn build_kernel_with_params(
     let images = vigil_boot::create_images_with(&plain.image_elf, Some(&line_path), &dir)
         .map_err(|err| XtaskError::failed(format!("creating disk images: {err:#}")))?;
     Ok(KernelArtifacts {
+        arch: plain.arch,
         elf: plain.elf,
         image_elf: plain.image_elf,
         bios_image: images.bios,
@@ -297,6 +340,7 @@ mod tests {
         let config = BuildConfig {
             release: true,
             features: vec![Feature::IdlePoll, Feature::IdlePoll],
+            arch: Arch::X86_64,
         };
         let args = config.cargo_args();
         assert!(args.contains(&"--release".to_string()));
@@ -306,6 +350,30 @@ mod tests {
             config
                 .image_dir()
                 .ends_with("target/kernel/images/release-idle-poll")
+        );
+    }
+
+    #[test]
+    fn aarch64_builds_core_from_source_into_its_own_directory() {
+        let config = BuildConfig {
+            release: true,
+            features: Vec::new(),
+            arch: Arch::Aarch64,
+        };
+        let args = config.cargo_args();
+        assert_eq!(args[4], "aarch64-unknown-none-softfloat");
+        assert!(args.contains(&"-Zbuild-std=core,alloc,compiler_builtins".to_string()));
+        assert_eq!(config.variant_name(), "aarch64-release");
+        assert!(
+            config
+                .cargo_elf_path()
+                .ends_with("target/kernel/aarch64-unknown-none-softfloat/release/vigil-kernel")
+        );
+        assert!(
+            !BuildConfig::default()
+                .cargo_args()
+                .iter()
+                .any(|a| a.starts_with("-Zbuild-std"))
         );
     }
 

@@ -22,6 +22,96 @@ pub const PC_MAX_SMP: u32 = 255;
 /// Accepted `--timeout-s` values (one day is plenty for any boot).
 pub const TIMEOUT_S_RANGE: RangeInclusive<u64> = 1..=86_400;
 
+/// The architecture the kernel is built for and booted on (`--arch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, ValueEnum, Serialize, Deserialize)]
+pub enum Arch {
+    /// x86_64: QEMU's `pc`/`q35` (`qemu-system-x86_64`) or Bochs, booted
+    /// from a BIOS or UEFI disk image.
+    #[default]
+    #[value(name = "x86_64")]
+    #[serde(rename = "x86_64")]
+    X86_64,
+    /// AArch64: QEMU's `virt` with a GICv3 (`qemu-system-aarch64`), the
+    /// kernel's ELF booted directly at EL1 (`-kernel`).
+    #[value(name = "aarch64")]
+    #[serde(rename = "aarch64")]
+    Aarch64,
+}
+
+impl Arch {
+    /// The kernel's target triple.
+    pub fn kernel_target(self) -> &'static str {
+        match self {
+            Self::X86_64 => "x86_64-unknown-none",
+            Self::Aarch64 => "aarch64-unknown-none-softfloat",
+        }
+    }
+
+    /// The QEMU binary that emulates it.
+    pub fn qemu_binary(self) -> &'static str {
+        match self {
+            Self::X86_64 => "qemu-system-x86_64",
+            Self::Aarch64 => "qemu-system-aarch64",
+        }
+    }
+
+    /// The Debian package of [`Self::qemu_binary`].
+    pub fn qemu_package(self) -> &'static str {
+        match self {
+            Self::X86_64 => "qemu-system-x86",
+            Self::Aarch64 => "qemu-system-arm",
+        }
+    }
+
+    /// The name `--arch` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::X86_64 => "x86_64",
+            Self::Aarch64 => "aarch64",
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Checks the options that only one architecture has: on AArch64 there is
+/// one machine (`virt`), no APIC, no disk image and no Bochs.
+pub fn check_arch(
+    arch: Arch,
+    machine: Machine,
+    apic: Apic,
+    uefi: bool,
+    emulator: Emulator,
+) -> Result<(), String> {
+    if arch == Arch::X86_64 {
+        return Ok(());
+    }
+    if machine != Machine::Pc {
+        return Err(format!(
+            "--machine {machine} is an x86_64 machine: --arch aarch64 boots QEMU's virt (GICv3)"
+        ));
+    }
+    if apic != Apic::Xapic {
+        return Err("--apic is x86_64's local APIC mode: --arch aarch64 has a GICv3".to_string());
+    }
+    if uefi {
+        return Err(
+            "--uefi boots x86_64's UEFI image: --arch aarch64 boots the kernel's ELF directly"
+                .to_string(),
+        );
+    }
+    if emulator != Emulator::Qemu {
+        return Err(
+            "--emulator bochs is an x86 emulator: --arch aarch64 runs under QEMU only".to_string(),
+        );
+    }
+    Ok(())
+}
+
 /// What boots the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Emulator {
@@ -227,6 +317,63 @@ mod tests {
                 .unwrap_err()
                 .starts_with("stall limit of 0 s is out of range: --stall-s")
         );
+    }
+
+    #[test]
+    fn aarch64_takes_no_x86_options() {
+        let ok = |arch, machine, apic, uefi, emulator| {
+            check_arch(arch, machine, apic, uefi, emulator).is_ok()
+        };
+        assert!(ok(
+            Arch::Aarch64,
+            Machine::Pc,
+            Apic::Xapic,
+            false,
+            Emulator::Qemu
+        ));
+        assert!(ok(
+            Arch::X86_64,
+            Machine::Q35,
+            Apic::X2apic,
+            true,
+            Emulator::Bochs
+        ));
+        assert!(!ok(
+            Arch::Aarch64,
+            Machine::Q35,
+            Apic::Xapic,
+            false,
+            Emulator::Qemu
+        ));
+        assert!(!ok(
+            Arch::Aarch64,
+            Machine::Pc,
+            Apic::X2apic,
+            false,
+            Emulator::Qemu
+        ));
+        assert!(!ok(
+            Arch::Aarch64,
+            Machine::Pc,
+            Apic::Xapic,
+            true,
+            Emulator::Qemu
+        ));
+        assert!(
+            check_arch(
+                Arch::Aarch64,
+                Machine::Pc,
+                Apic::Xapic,
+                false,
+                Emulator::Bochs
+            )
+            .unwrap_err()
+            .contains("QEMU only")
+        );
+        assert_eq!(Arch::from_str("aarch64", false), Ok(Arch::Aarch64));
+        assert_eq!(Arch::from_str("x86_64", false), Ok(Arch::X86_64));
+        assert!(Arch::from_str("arm", false).is_err());
+        assert_eq!(Arch::Aarch64.qemu_binary(), "qemu-system-aarch64");
     }
 
     #[test]

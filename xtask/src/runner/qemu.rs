@@ -20,7 +20,7 @@ use crate::guest::vigil_stats::VigilStats;
 use crate::runner::install;
 use crate::runner::kernel_build::KernelArtifacts;
 use crate::runner::monitor::Monitor;
-use crate::runner::platform::{Apic, Machine};
+use crate::runner::platform::{Apic, Arch, Emulator, Machine};
 use crate::runner::process::{Echo, KilledOnDrop, LineObserver};
 use crate::runner::process_cpu_time;
 use crate::runner::qemu_command::{QemuArgs, qemu_args};
@@ -36,6 +36,8 @@ const MONITOR_TIMEOUT: Duration = Duration::from_secs(20);
 /// One boot of the kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {
+    /// The architecture (the kernel booted must be built for it).
+    pub arch: Arch,
     /// Number of vCPUs, in [`crate::runner::platform::SMP_RANGE`].
     pub smp: u32,
     /// QEMU machine model.
@@ -72,6 +74,7 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         Self {
+            arch: Arch::X86_64,
             smp: DEFAULT_SMP,
             machine: Machine::Pc,
             apic: Apic::Xapic,
@@ -102,8 +105,18 @@ impl RunConfig {
     /// of each parameter. Errors are [`XtaskError::Usage`].
     pub fn validate(&self) -> Result<()> {
         crate::runner::platform::check_smp(self.smp).map_err(XtaskError::Usage)?;
-        crate::runner::platform::check_platform(self.smp, self.machine, self.apic)
-            .map_err(XtaskError::Usage)?;
+        crate::runner::platform::check_arch(
+            self.arch,
+            self.machine,
+            self.apic,
+            self.uefi,
+            Emulator::Qemu,
+        )
+        .map_err(XtaskError::Usage)?;
+        if self.arch == Arch::X86_64 {
+            crate::runner::platform::check_platform(self.smp, self.machine, self.apic)
+                .map_err(XtaskError::Usage)?;
+        }
         if let Some(timeout_s) = self.timeout_s {
             crate::runner::platform::parse_timeout_s(&timeout_s.to_string())
                 .map_err(XtaskError::Usage)?;
@@ -272,11 +285,17 @@ fn observe_serial(
 /// does (including hanging) is a [`RunOutcome`].
 pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     config.validate()?;
-    let qemu = install::find_in_path(install::QEMU_BINARY).ok_or_else(|| {
+    if kernel.arch != config.arch {
+        return Err(XtaskError::usage(format!(
+            "a kernel built for {} cannot boot as {}",
+            kernel.arch, config.arch
+        )));
+    }
+    let qemu = install::find_in_path(config.arch.qemu_binary()).ok_or_else(|| {
         XtaskError::usage(format!(
             "{} not found: install the Debian package {}",
-            install::QEMU_BINARY,
-            install::QEMU_PACKAGE
+            config.arch.qemu_binary(),
+            config.arch.qemu_package()
         ))
     })?;
     let ovmf = if config.uefi {
@@ -298,15 +317,24 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         .prefix("vigil-qemu-")
         .tempdir()
         .map_err(|err| XtaskError::failed(format!("creating a temporary directory: {err}")))?;
-    let disk_image = run_dir.path().join("disk.img");
-    let source_image = kernel.image(config.uefi);
-    fs::copy(source_image, &disk_image)
-        .map_err(|err| XtaskError::failed(format!("copying {}: {err}", source_image.display())))?;
+    // AArch64 boots the ELF itself (`-kernel`, read once, never locked).
+    let disk_image = match config.arch {
+        Arch::X86_64 => {
+            let disk_image = run_dir.path().join("disk.img");
+            let source_image = kernel.image(config.uefi);
+            fs::copy(source_image, &disk_image).map_err(|err| {
+                XtaskError::failed(format!("copying {}: {err}", source_image.display()))
+            })?;
+            disk_image
+        }
+        Arch::Aarch64 => kernel.image_elf.clone(),
+    };
     let monitor_socket = run_dir.path().join("monitor.sock");
     let trace_file = run_dir.path().join("qemu-trace.log");
 
     let mut command = Command::new(qemu);
     command.args(qemu_args(&QemuArgs {
+        arch: config.arch,
         smp: config.smp,
         machine: config.machine,
         apic: config.apic,
@@ -318,7 +346,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         ipi_trace: config.ipi_oracle.then(|| {
             (
                 trace_file.as_path(),
-                crate::diagnosis::ipi_oracle::trace_event(),
+                crate::diagnosis::ipi_oracle::trace_event(config.arch),
             )
         }),
     }));
@@ -347,7 +375,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
     };
     let examination = examine.then(|| {
         let location = lock(&live).debug_table;
-        examine_guest(&monitor_socket, location, &kernel.elf)
+        examine_guest(&monitor_socket, location, &kernel.elf, config.arch)
     });
     let finished = child
         .finish_as(our_kill)
@@ -356,7 +384,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
 
     let checksum_checks = laplace_check::check_serial(&finished.stdout);
     let ipi_oracle = if config.ipi_oracle {
-        ipi_oracle_check(&trace_file, &finished.stdout)?
+        ipi_oracle_check(config.arch, &trace_file, &finished.stdout)?
     } else {
         None
     };
@@ -393,7 +421,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
 
 /// Compares QEMU's trace with the guest's statistics: `None` when the
 /// guest printed none (a failed boot).
-fn ipi_oracle_check(trace_file: &Path, serial: &str) -> Result<Option<IpiOracleCheck>> {
+fn ipi_oracle_check(arch: Arch, trace_file: &Path, serial: &str) -> Result<Option<IpiOracleCheck>> {
     let Some(Ok(stats)) = VigilStats::find_in(serial) else {
         return Ok(None);
     };
@@ -403,7 +431,7 @@ fn ipi_oracle_check(trace_file: &Path, serial: &str) -> Result<Option<IpiOracleC
             trace_file.display()
         ))
     })?;
-    Ok(Some(IpiOracleCheck::new(&trace, &stats)))
+    Ok(Some(IpiOracleCheck::new(arch, &trace, &stats)))
 }
 
 /// The shortest stall limit before the guest's first line: the firmware
@@ -486,9 +514,10 @@ fn examine_guest(
     monitor_socket: &Path,
     location: Option<DebugTableLocation>,
     elf: &Path,
+    arch: Arch,
 ) -> GuestExamination {
     match Monitor::connect(monitor_socket, MONITOR_TIMEOUT) {
-        Ok(mut monitor) => stuck_cores::examine(&mut monitor, location, elf),
+        Ok(mut monitor) => stuck_cores::examine(&mut monitor, location, elf, arch),
         Err(err) => GuestExamination {
             registers_text: format!("<could not read registers from the monitor: {err}>"),
             notes: vec![format!("could not connect to the monitor: {err}")],
@@ -609,6 +638,7 @@ mod tests {
     #[test]
     fn a_missing_image_is_an_error_not_a_hang() {
         let kernel = KernelArtifacts {
+            arch: Arch::X86_64,
             elf: PathBuf::from("/nonexistent/vigil-kernel"),
             image_elf: PathBuf::from("/nonexistent/vigil-kernel"),
             bios_image: PathBuf::from("/nonexistent/vigil-bios.img"),

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::guest::settings::kernel_cmdline;
 
 use crate::guest::verdict::DEBUG_EXIT_IOBASE;
-use crate::runner::platform::{Apic, Machine};
+use crate::runner::platform::{Apic, Arch, Machine};
 
 /// fw_cfg file through which the kernel reads its boot parameters.
 pub use vigil_proto::boot_params::FW_CFG_FILE as CMDLINE_FW_CFG_NAME;
@@ -21,6 +21,9 @@ pub fn memory_mib(smp: u32) -> u32 {
 /// Everything that varies between boots.
 #[derive(Debug, Clone, Copy)]
 pub struct QemuArgs<'a> {
+    /// The architecture: x86_64 boots `disk_image` on `machine`; AArch64
+    /// boots the kernel's ELF (`disk_image`) on `virt` with a GICv3.
+    pub arch: Arch,
     /// Number of vCPUs.
     pub smp: u32,
     /// Machine model.
@@ -28,7 +31,8 @@ pub struct QemuArgs<'a> {
     /// The CPU's local APIC interface (`-cpu`: `qemu64`, TCG's plain
     /// baseline with NX, and `+x2apic` for x2APIC).
     pub apic: Apic,
-    /// Disk image to boot (BIOS or UEFI flavour).
+    /// Disk image to boot (BIOS or UEFI flavour); on AArch64 the kernel's
+    /// ELF.
     pub disk_image: &'a Path,
     /// OVMF firmware for a UEFI boot; `None` boots SeaBIOS.
     pub ovmf: Option<&'a Path>,
@@ -48,30 +52,55 @@ pub fn escape_option_value(value: &str) -> String {
     value.replace(',', ",,")
 }
 
+/// QEMU's AArch64 machine: `virt` with a GICv3 (the GICv2 it defaults to
+/// takes at most 8 CPUs; above 123 the GICv3's redistributors need a
+/// second region, which `virt` places above 4 GiB: `highmem`, on by
+/// default).
+pub const AARCH64_MACHINE: &str = "virt,gic-version=3";
+/// QEMU's AArch64 CPU: an Armv8.0 core (no LSE atomics: every atomic is a
+/// load/store-exclusive pair, the weakest the kernel must work with).
+pub const AARCH64_CPU: &str = "cortex-a57";
+
 /// The argument list (without the program name).
 pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
     let mut out: Vec<OsString> = Vec::new();
     let mut push = |items: &[&str]| out.extend(items.iter().map(OsString::from));
-    push(&["-machine", args.machine.qemu_name()]);
+    match args.arch {
+        Arch::X86_64 => push(&["-machine", args.machine.qemu_name()]),
+        Arch::Aarch64 => push(&["-machine", AARCH64_MACHINE]),
+    }
     push(&["-accel", "tcg,thread=multi"]);
-    push(&["-cpu", args.apic.qemu_cpu()]);
+    match args.arch {
+        Arch::X86_64 => push(&["-cpu", args.apic.qemu_cpu()]),
+        Arch::Aarch64 => push(&["-cpu", AARCH64_CPU]),
+    }
     push(&["-smp", &args.smp.to_string()]);
     push(&["-m", &format!("{}M", memory_mib(args.smp))]);
     push(&["-serial", "stdio"]);
     push(&["-display", "none"]);
     push(&["-nic", "none"]);
     push(&["-no-reboot"]);
-    push(&[
-        "-device",
-        &format!("isa-debug-exit,iobase={DEBUG_EXIT_IOBASE:#x},iosize=0x04"),
-    ]);
-    push(&[
-        "-drive",
-        &format!(
-            "format=raw,file={}",
-            escape_option_value(&args.disk_image.to_string_lossy())
-        ),
-    ]);
+    match args.arch {
+        Arch::X86_64 => {
+            push(&[
+                "-device",
+                &format!("isa-debug-exit,iobase={DEBUG_EXIT_IOBASE:#x},iosize=0x04"),
+            ]);
+            push(&[
+                "-drive",
+                &format!(
+                    "format=raw,file={}",
+                    escape_option_value(&args.disk_image.to_string_lossy())
+                ),
+            ]);
+        }
+        Arch::Aarch64 => {
+            // The exit code: semihosting's SYS_EXIT, whose status the
+            // kernel encodes as isa-debug-exit's `(code << 1) | 1`.
+            push(&["-semihosting-config", "enable=on,target=native"]);
+            push(&["-kernel", &args.disk_image.to_string_lossy()]);
+        }
+    }
     push(&[
         "-monitor",
         &format!(
@@ -116,6 +145,7 @@ mod tests {
 
     fn base<'a>(params: &'a [String]) -> QemuArgs<'a> {
         QemuArgs {
+            arch: Arch::X86_64,
             smp: 4,
             machine: Machine::Pc,
             apic: Apic::Xapic,
@@ -184,6 +214,26 @@ mod tests {
             line.ends_with("-bios /usr/share/ovmf/OVMF.fd -s -S"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn aarch64_boots_the_elf_on_virt_with_semihosting() {
+        let params = vec!["mode=test".to_string()];
+        let mut args = base(&params);
+        args.arch = Arch::Aarch64;
+        args.disk_image = Path::new("/k/vigil-kernel");
+        let line = render(&args);
+        assert!(
+            line.starts_with(
+                "-machine virt,gic-version=3 -accel tcg,thread=multi -cpu cortex-a57 -smp 4 "
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains(" -semihosting-config enable=on,target=native -kernel /k/vigil-kernel ")
+        );
+        assert!(!line.contains("isa-debug-exit") && !line.contains("-drive"));
+        assert!(line.ends_with("-fw_cfg name=opt/vigil/cmdline,string=mode=test"));
     }
 
     #[test]

@@ -239,7 +239,7 @@ mod tests {
             }),
             build: BuildConfig {
                 release: true,
-                features: vec![],
+                ..BuildConfig::default()
             },
             ..StressConfig::new(vec![4, 8], 2, WakePolicy::RacyFlag)
         }

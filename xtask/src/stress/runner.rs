@@ -123,6 +123,12 @@ impl StressConfig {
     /// Checks what the command line checks; errors are usage errors.
     pub fn validate(&self) -> Result<()> {
         self.scope.validate()?;
+        if self.scope.arch != self.build.arch {
+            return Err(XtaskError::usage(format!(
+                "the campaign boots {} but its kernel is built for {}",
+                self.scope.arch, self.build.arch
+            )));
+        }
         if self.jobs == 0 {
             return Err(XtaskError::usage("--jobs must be at least 1"));
         }

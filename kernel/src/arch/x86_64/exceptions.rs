@@ -20,7 +20,7 @@ fn build_idt() -> InterruptDescriptorTable {
     idt.divide_error.set_handler_fn(divide_error);
     idt.debug.set_handler_fn(debug);
     idt.non_maskable_interrupt.set_handler_fn(nmi);
-    idt.breakpoint.set_handler_fn(breakpoint);
+    idt.breakpoint.set_handler_fn(breakpoint_handler);
     idt.overflow.set_handler_fn(overflow);
     idt.bound_range_exceeded.set_handler_fn(bound_range);
     idt.invalid_opcode.set_handler_fn(invalid_opcode);
@@ -53,6 +53,12 @@ fn build_idt() -> InterruptDescriptorTable {
 /// Loads the shared IDT on this core.
 pub fn load_idt() {
     IDT.load();
+}
+
+/// Raises a breakpoint exception (`int3`), which the handler counts and
+/// resumes from.
+pub fn breakpoint() {
+    x86_64::instructions::interrupts::int3();
 }
 
 /// How many `#BP` exceptions have been taken (all cores).
@@ -117,7 +123,7 @@ extern "x86-interrupt" fn machine_check(frame: InterruptStackFrame) -> ! {
     report("#MC machine check", 18, None, &frame)
 }
 
-extern "x86-interrupt" fn breakpoint(frame: InterruptStackFrame) {
+extern "x86-interrupt" fn breakpoint_handler(frame: InterruptStackFrame) {
     BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
     log::info!(
         "#BP breakpoint at rip={:#x}",

@@ -19,6 +19,15 @@ pub struct ProbedFault {
     pub error_code: u64,
 }
 
+impl ProbedFault {
+    /// Whether the fault says the page was not mapped (error code bit 0,
+    /// P, clear), rather than a protection violation.
+    pub fn is_not_present(&self) -> bool {
+        const PRESENT_BIT: u64 = 1;
+        self.error_code & PRESENT_BIT == 0
+    }
+}
+
 /// Reads eight bytes at `addr`; returns the fault the handler recorded if the
 /// read faulted. The read itself never dereferences memory Rust knows about.
 pub fn probe_read_u64(addr: u64) -> Result<u64, ProbedFault> {

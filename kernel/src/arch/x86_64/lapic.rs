@@ -9,7 +9,6 @@ use super::{paging, pit, tsc};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use raw_cpuid::CpuId;
 use x86_64::PhysAddr;
-use x86_64::instructions::interrupts;
 use x86_64::registers::model_specific::Msr;
 
 const IA32_APIC_BASE_MSR: u32 = 0x1b;
@@ -167,7 +166,7 @@ fn send_icr(dest_apic_id: u32, low: u32) {
     // destination register is only rewritten when the destination changes
     // (this core's last destination is remembered; only this function
     // writes ICR_HIGH).
-    interrupts::without_interrupts(|| {
+    super::interrupts::without(|| {
         let last = &LAST_ICR_HIGH[super::percpu::current_index()];
         let high = dest_apic_id << 24;
         if last.load(Ordering::Relaxed) != high {

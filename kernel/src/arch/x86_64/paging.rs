@@ -4,14 +4,14 @@
 //! bootloader left empty, and keeps a registry of those guard pages so a fault
 //! on one is reported by name.
 
-use crate::memory::frames::{FRAME_BYTES, FRAMES};
-use alloc::vec::Vec;
-use core::fmt;
+use crate::arch::guard_pages;
+pub use crate::arch::guard_pages::{GuardOwner, describe_guard};
+use crate::memory::frames::{BumpFrames, FRAME_BYTES, FRAMES};
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Mutex;
 use x86_64::registers::control::Cr3;
 use x86_64::structures::paging::{
-    Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, PhysFrame, Size4KiB,
+    FrameAllocator, Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, PhysFrame, Size4KiB,
 };
 use x86_64::{PhysAddr, VirtAddr};
 
@@ -25,24 +25,6 @@ struct Kva {
 }
 
 static KVA: Mutex<Option<Kva>> = Mutex::new(None);
-
-/// A guard page and what it guards.
-#[derive(Debug, Clone)]
-struct Guard {
-    page_start: u64,
-    owner: GuardOwner,
-}
-
-/// What a guard page protects, e.g. ("core", 3) for core 3's stack.
-#[derive(Debug, Clone, Copy)]
-pub struct GuardOwner {
-    /// Kind of stack ("core stack", "task stack", "test stack").
-    pub what: &'static str,
-    /// Core index or task id.
-    pub index: usize,
-}
-
-static GUARDS: Mutex<Vec<Guard>> = Mutex::new(Vec::new());
 
 /// A stack mapped by [`map_stack`]: `[bottom, top)` is mapped, the page
 /// below `bottom` is not.
@@ -59,6 +41,21 @@ pub struct MappedStack {
 /// Translates a physical address through the bootloader's full mapping.
 pub fn phys_to_virt(phys: PhysAddr) -> VirtAddr {
     VirtAddr::new(PHYS_OFFSET.load(Ordering::Relaxed) + phys.as_u64())
+}
+
+/// A pointer to physical address `phys` through the bootloader's full
+/// mapping (read-write, cacheable): how the heap reaches its frames.
+pub fn phys_to_ptr(phys: u64) -> *mut u8 {
+    phys_to_virt(PhysAddr::new(phys)).as_mut_ptr()
+}
+
+// SAFETY: every frame returned comes from a region the boot's memory map
+// marked usable and is handed out at most once (the bump pointer only grows).
+unsafe impl FrameAllocator<Size4KiB> for BumpFrames {
+    fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {
+        self.allocate_contiguous(FRAME_BYTES)
+            .map(|start| PhysFrame::containing_address(PhysAddr::new(start)))
+    }
 }
 
 /// Records the physical-memory offset and claims an empty PML4 slot.
@@ -102,7 +99,7 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
     let mut frames = FRAMES.lock();
     for i in 0..pages {
         let page = Page::<Size4KiB>::containing_address(VirtAddr::new(bottom + i * FRAME_BYTES));
-        let frame = x86_64::structures::paging::FrameAllocator::allocate_frame(&mut *frames)
+        let frame = FrameAllocator::allocate_frame(&mut *frames)
             .expect("out of physical memory for a stack");
         // SAFETY: `page` is in Vigil's own PML4 slot, handed out once by the
         // bump pointer above, so it aliases nothing; `frame` is fresh.
@@ -110,48 +107,11 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
             .expect("stack page already mapped")
             .flush();
     }
-    GUARDS.lock().push(Guard {
-        page_start: guard,
-        owner,
-    });
+    guard_pages::register(guard, owner);
     MappedStack {
         bottom: VirtAddr::new(bottom),
         top: VirtAddr::new(top),
         guard: VirtAddr::new(guard),
-    }
-}
-
-/// Describes `address` if it lies in a registered guard page (for fault
-/// reports); empty otherwise. Never blocks and never allocates: a fault taken
-/// while the registry is locked just reports nothing extra.
-pub fn describe_guard(address: u64) -> GuardDescription {
-    let page = address & !(FRAME_BYTES - 1);
-    let label = GUARDS.try_lock().and_then(|guards| {
-        guards
-            .iter()
-            .find(|g| g.page_start == page)
-            .map(|g| g.owner)
-    });
-    GuardDescription(label)
-}
-
-/// Display form of [`describe_guard`].
-#[derive(Debug)]
-pub struct GuardDescription(Option<GuardOwner>);
-
-impl GuardDescription {
-    /// Whether the address was in a registered guard page.
-    pub fn is_guard(&self) -> bool {
-        self.0.is_some()
-    }
-}
-
-impl fmt::Display for GuardDescription {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Some(owner) => write!(f, ": guard page of {} {}", owner.what, owner.index),
-            None => Ok(()),
-        }
     }
 }
 

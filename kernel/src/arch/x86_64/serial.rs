@@ -24,7 +24,7 @@ pub fn init() {
 /// held so that an interrupt handler that logs cannot deadlock against the
 /// code it interrupted on the same core.
 pub fn write_fmt(args: fmt::Arguments<'_>) {
-    interrupts::without_interrupts(|| {
+    super::interrupts::without(|| {
         if let Some(tty) = COM1.lock().as_mut() {
             // The UART cannot fail a write; a formatting error is a bug in a
             // Display impl and dropping the rest of the line is all we can do.

@@ -7,12 +7,13 @@
 //! every `pause` or port read) from the APs it is waiting for, which with
 //! 256 vCPUs on 2 host cores stretched the bring-up from ~0.1 s to seconds.
 
-use super::cores;
-use crate::arch::paging::{self, GuardOwner};
-use crate::arch::trampoline::{self, TrampolineParams};
-use crate::arch::{acpi_madt, ap_entry, exceptions, gdt, halt, lapic, percpu, tsc};
+use super::boot::BootEnv;
+use super::paging::{self, GuardOwner};
+use super::trampoline::{self, TrampolineParams};
+use super::{acpi_madt, ap_entry, exceptions, gdt, halt, lapic, percpu, tsc};
 use crate::exit::{ExitCode, exit};
 use crate::println;
+use crate::smp::cores;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -53,8 +54,8 @@ pub fn bringup_us() -> u64 {
 /// Discovers the CPUs, enables and calibrates the bootstrap core's LAPIC
 /// and registers every core (bootstrap core only). Returns the core count.
 /// A missing or malformed MADT ends the run with a clear error.
-pub fn prepare(rsdp_phys: Option<u64>) -> usize {
-    let topology = match acpi_madt::discover(rsdp_phys) {
+pub fn prepare(boot: &BootEnv) -> usize {
+    let topology = match acpi_madt::discover(boot.rsdp_phys) {
         Ok(t) => t,
         Err(err) => {
             println!("boot error: CPU discovery failed: {err}");
@@ -229,7 +230,7 @@ fn halt_until(deadline_tsc: u64, done: impl Fn() -> bool) {
         let left_us = tsc::ticks_to_us(deadline_tsc - now).clamp(1, CHECKIN_POLL_US);
         lapic::arm_oneshot_us(left_us);
         halt::enable_interrupts_and_halt();
-        x86_64::instructions::interrupts::disable();
+        super::interrupts::disable();
     }
     lapic::cancel_timer();
 }
@@ -241,11 +242,11 @@ pub fn ap_main(apic_id: u32) -> ! {
     // park instead of corrupting another core's slot.
     let Some(index) = cores::index_of_apic(apic_id) else {
         crate::emergency_println!("boot error: AP with APIC id {apic_id} is not in the core table");
-        crate::arch::halt::halt_forever()
+        halt::halt_forever()
     };
     let Some(&(block, tables)) = AP_SETUP[index].get() else {
         crate::emergency_println!("boot error: core {index} (APIC id {apic_id}) has no setup");
-        crate::arch::halt::halt_forever()
+        halt::halt_forever()
     };
     // SAFETY: this AP, once, on entry; `block` was built for core `index`
     // (the index of this AP's APIC id in the core table) and for no other.

@@ -1,58 +1,63 @@
-//! The wake crate's [`Platform`] on x86_64: what the idle driver
-//! (`vigil_wake::IdleDriver`) runs on in the kernel.
+//! The wake crate's [`Platform`]: what the idle driver
+//! (`vigil_wake::IdleDriver`) runs on in the kernel, on every architecture
+//! (the same code over each arch layer's modules).
 //!
-//! How this platform keeps the crate's contract (`vigil_wake::Platform`):
-//! - `sti; hlt` is one asm block ([`halt::enable_interrupts_and_halt`]), so
-//!   a wake IPI latched while interrupts were off ends the `hlt`; `cli`
-//!   right after it returns, so the driver runs with interrupts off again.
+//! How it keeps the crate's contract (`vigil_wake::Platform`):
+//! - The sleep is [`halt::enable_interrupts_and_halt`], which a wake
+//!   interrupt that became pending while interrupts were off always ends
+//!   (x86_64: `sti; hlt` in one asm block, the `sti` shadow; AArch64:
+//!   `wfi` with interrupts still masked, which a pending interrupt ends
+//!   whatever the mask; each arch's `halt.rs` argues it). Interrupts are
+//!   disabled again right after it returns, so the driver runs with them
+//!   off.
 //! - The interrupt counts are [`COUNTS`], bumped by this core's handlers
 //!   only (one relaxed load each; the halt asm is not `nomem`, so the
 //!   compiler cannot move these loads across it).
-//! - The wake IPI's ICR write is an uncached store (xAPIC), not reordered
-//!   with the earlier push; it is counted after the write
-//!   (`sched::wake_ipi`, which also applies the `fault=...-ipi` injections
-//!   to protocol IPIs). That counting and fault layer lives in `sched/`;
-//!   this is its one caller from the arch layer.
-//! - The one-shot is the LAPIC timer ([`lapic::arm_oneshot_us`]); the clock
-//!   the TSC.
+//! - The wake IPI is never reordered before the push it announces (x86_64:
+//!   the ICR write; AArch64: `dsb` before the SGI register write, `isb`
+//!   after it; each arch's `ipi.rs` says why) and is counted after the
+//!   send (`sched::wake_ipi`, which also applies the `fault=...-ipi`
+//!   injections to protocol IPIs). That counting and fault layer lives in
+//!   `sched/`; this is its one caller from the arch layer.
+//! - The one-shot is each arch's [`timer`] (x86_64: the LAPIC timer;
+//!   AArch64: the generic timer's virtual timer), the clock its [`tsc`].
 
 use super::interrupt_vectors::{COUNTS, WAKE_VECTOR};
-use super::{halt, lapic, tsc};
+use super::{halt, interrupts, ipi, timer, tsc};
 use crate::sched::wake_ipi;
 use core::sync::atomic::{AtomicBool, Ordering};
 use vigil_wake::{InterruptCounts, Platform, Resume};
-use x86_64::instructions::interrupts;
 
-/// Per core: inside its `sti; hlt` (set before it, cleared after). What
-/// the final statistics report as `halted_at_end`: the protocol state
-/// cannot say it, because a waker that claimed a halted core wrote
-/// `Running` into it, and under `fault=dropped-ipi` that core then sleeps
-/// in its `hlt` with its state `Running`. Relaxed: only this core writes
+/// Per core: inside its sleep (set before it, cleared after). What the
+/// final statistics report as `halted_at_end`: the protocol state cannot
+/// say it, because a waker that claimed a halted core wrote `Running` into
+/// it, and under `fault=dropped-ipi` that core then sleeps with its state
+/// `Running`. Relaxed: only this core writes
 /// it, and the one reader (the statistics at the end of a run) takes it as
 /// a snapshot.
-static IN_HLT: [AtomicBool; super::interrupt_vectors::MAX_CORES] =
+static SLEEPING: [AtomicBool; super::interrupt_vectors::MAX_CORES] =
     [const { AtomicBool::new(false) }; super::interrupt_vectors::MAX_CORES];
 
-/// Whether core `core` is inside its `sti; hlt` now (a snapshot).
-pub fn in_hlt(core: usize) -> bool {
-    IN_HLT[core].load(Ordering::Relaxed)
+/// Whether core `core` is inside its sleep (`sti; hlt`) now (a snapshot).
+pub fn sleeping(core: usize) -> bool {
+    SLEEPING[core].load(Ordering::Relaxed)
 }
 
 /// The platform as seen from core `core` (a plain index: only that core
 /// may use it for the halt, the counts and the timer).
 #[derive(Debug, Clone, Copy)]
-pub struct X86Platform {
+pub struct CorePlatform {
     core: usize,
 }
 
-impl X86Platform {
+impl CorePlatform {
     /// The handle of core `core`; call on that core.
     pub fn of_core(core: usize) -> Self {
         Self { core }
     }
 }
 
-impl Platform for X86Platform {
+impl Platform for CorePlatform {
     #[inline]
     fn core(&self) -> usize {
         self.core
@@ -60,10 +65,10 @@ impl Platform for X86Platform {
 
     #[inline]
     fn sleep(&self) -> Resume {
-        IN_HLT[self.core].store(true, Ordering::Relaxed);
+        SLEEPING[self.core].store(true, Ordering::Relaxed);
         halt::enable_interrupts_and_halt();
         interrupts::disable();
-        IN_HLT[self.core].store(false, Ordering::Relaxed);
+        SLEEPING[self.core].store(false, Ordering::Relaxed);
         Resume::Interrupted
     }
 
@@ -80,7 +85,7 @@ impl Platform for X86Platform {
 
     #[inline]
     fn wake_pending(&self) -> bool {
-        lapic::is_pending(WAKE_VECTOR)
+        ipi::is_pending(WAKE_VECTOR)
     }
 
     #[inline]
@@ -100,7 +105,7 @@ impl Platform for X86Platform {
 
     #[inline]
     fn arm_oneshot_us(&self, us: u64) {
-        lapic::arm_oneshot_us(us);
+        timer::arm_oneshot_us(us);
     }
 
     #[inline]
