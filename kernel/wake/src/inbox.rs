@@ -3,8 +3,8 @@
 //!
 //! # Structure
 //!
-//! A `VecDeque` behind a lock (in the kernel a FIFO ticket lock; hosted,
-//! std's mutex: see `sync.rs` for why), plus an atomic item count `len`
+//! A `VecDeque` behind a lock (in the kernel a test-and-set spinlock;
+//! hosted, std's mutex: see `sync.rs` for why), plus an atomic item count `len`
 //! that is kept equal to the queue's length *whenever the lock is free*
 //! (every change to it is made by the lock holder). The count is what makes
 //! the inbox cheap to look at without the lock, and its read-modify-writes
@@ -17,10 +17,14 @@
 //! queue, whole, as soon as its producer releases the lock, so unlike a
 //! linked lock-free MPSC queue the consumer never finds a half-linked node and
 //! never spins waiting for a producer to complete one. The only wait is for
-//! the lock itself, and the kernel's ticket lock is FIFO: a consumer that takes a
-//! ticket waits for at most the producers already queued ahead of it (at most
-//! one per other core, since the kernel pushes with interrupts disabled), each
-//! of which holds the lock for one `push_back` and one atomic add. The
+//! the lock itself, held by each producer for one `push_back` and one
+//! atomic add (the kernel pushes with interrupts disabled, so a holder is
+//! never preempted by the guest). The kernel's lock is not FIFO (a fair
+//! lock stalls every waiter behind one whose vCPU the host descheduled,
+//! see `sync.rs`): a consumer can lose the lock to producers that arrive
+//! after it, as many times as they push; a producer pushes into another
+//! core's inbox only to wake it, so the wait is bounded by the wakes in
+//! flight to this core. The
 //! consumer's own critical section is O(1) whatever the backlog: it swaps
 //! buffers rather than copying items. The idle loop does not take the lock at
 //! all while the count reads zero.

@@ -1,6 +1,6 @@
 //! The loom switch: the synchronisation primitives the protocol is built on.
 //!
-//! In the kernel these are `core`'s atomics and a `spin` ticket lock
+//! In the kernel these are `core`'s atomics and a `spin` test-and-set lock
 //! (hosted, with feature `std`, the lock is std's mutex: see [`Mutex`]). Built with
 //! `RUSTFLAGS="--cfg loom"` they are loom's model-checked equivalents instead,
 //! so the protocol code in `idle_state.rs`, `inbox.rs` and `lost_wakeup.rs`
@@ -18,9 +18,9 @@ pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, 
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 
-/// How a waiter for the kernel's ticket lock passes the time: spinning
-/// (the lock is only held with interrupts disabled, for a few
-/// instructions, and its holder is never preempted by the guest).
+/// How a waiter for the kernel's lock passes the time: spinning (the lock
+/// is only held with interrupts disabled, for a few instructions, and its
+/// holder is never preempted by the guest).
 #[cfg(all(not(loom), not(test), not(feature = "std")))]
 type Relax = spin::relax::Spin;
 
@@ -30,25 +30,34 @@ type Relax = spin::relax::Spin;
 #[cfg(all(not(loom), any(test, feature = "std")))]
 use spin as _;
 
-/// A mutual-exclusion lock: a FIFO ticket spinlock on the kernel, the
+/// A mutual-exclusion lock: a test-and-set spinlock in the kernel, the
 /// standard library's mutex when hosted (feature `std`, and this crate's
 /// unit tests), loom's mutex under the model checker.
 ///
-/// Why hosted code does not use the ticket lock: a FIFO lock hands the
-/// lock to the next ticket, and a thread the OS has descheduled while it
-/// waits for its turn holds up every waiter behind it until the OS runs it
-/// again (a yield in the wait does not help: the turn is that thread's).
-/// With one more runnable thread than host cores, a burst of 10,000 shared
-/// jobs through the pool took 600 µs a job in one repeat in
-/// `examples/peer_bench.rs` (0.4 µs in the others). std's mutex (a futex
-/// on Linux) lets whichever waiter runs take a free lock, and parks a
-/// waiter that would otherwise spin away its time slice. What the FIFO
-/// order bought (the inbox's consumer waits behind at most the producers
-/// already queued, see `inbox.rs`) the kernel keeps; a hosted consumer's
-/// wait is bounded by the OS scheduler instead, as for any std mutex.
+/// Why not a fair (FIFO ticket) lock: it hands the lock to the next
+/// ticket, and a waiter whose CPU is not running when its turn comes
+/// holds up every waiter behind it until it runs again (a yield in the
+/// wait does not help: the turn is that waiter's). The guest never
+/// preempts a lock holder or a waiter (interrupts are off), but the host
+/// does: 32 vCPUs on 2 host cores are host threads descheduled for whole
+/// time slices. Linux makes the same choice for the same reason: a guest
+/// without paravirtual spinlocks falls back from its fair queued lock to a
+/// test-and-set lock (`virt_spin_lock`, "fair locks have horrible lock
+/// holder preemption issues"). A test-and-set lock lets whichever waiter
+/// runs take a free lock; only a descheduled *holder* still stalls the
+/// others, which no lock avoids. Hosted, the same convoy was measured:
+/// with one more runnable thread than host cores, a burst of 10,000
+/// shared jobs through the thread pool took 600 µs a job in one repeat of
+/// `examples/peer_bench.rs` with the ticket lock (0.4 µs in the others);
+/// std's mutex (a futex on Linux) also parks a waiter that would spin
+/// away its time slice. What the FIFO order bought, a bound on the inbox
+/// consumer's wait (behind at most the producers already queued, one per
+/// core), becomes a bound in practice: each producer holds the lock for
+/// one push, and a core pushes to another's inbox only as part of a wake
+/// (see `inbox.rs`).
 pub(crate) struct Mutex<T> {
     #[cfg(all(not(loom), not(test), not(feature = "std")))]
-    inner: spin::mutex::TicketMutex<T, Relax>,
+    inner: spin::mutex::SpinMutex<T, Relax>,
     #[cfg(all(not(loom), any(test, feature = "std")))]
     inner: std::sync::Mutex<T>,
     #[cfg(loom)]
@@ -57,7 +66,7 @@ pub(crate) struct Mutex<T> {
 
 /// The guard returned by [`Mutex::lock`].
 #[cfg(all(not(loom), not(test), not(feature = "std")))]
-pub(crate) type MutexGuard<'a, T> = spin::mutex::TicketMutexGuard<'a, T>;
+pub(crate) type MutexGuard<'a, T> = spin::mutex::SpinMutexGuard<'a, T>;
 /// The guard returned by [`Mutex::lock`].
 #[cfg(all(not(loom), any(test, feature = "std")))]
 pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
@@ -70,7 +79,7 @@ impl<T> Mutex<T> {
     pub(crate) fn new(value: T) -> Self {
         Self {
             #[cfg(all(not(loom), not(test), not(feature = "std")))]
-            inner: spin::mutex::TicketMutex::new(value),
+            inner: spin::mutex::SpinMutex::new(value),
             #[cfg(all(not(loom), any(test, feature = "std")))]
             inner: std::sync::Mutex::new(value),
             #[cfg(loom)]

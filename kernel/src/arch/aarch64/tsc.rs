@@ -36,6 +36,12 @@ pub fn ticks_to_us(ticks: u64) -> u64 {
     (u128::from(ticks) * 1000 / u128::from(per_ms)) as u64
 }
 
+/// Converts ticks to nanoseconds.
+pub fn ticks_to_ns(ticks: u64) -> u64 {
+    let per_ms = ticks_per_ms().max(1);
+    (u128::from(ticks) * 1_000_000 / u128::from(per_ms)) as u64
+}
+
 /// Converts microseconds to ticks.
 pub fn us_to_ticks(us: u64) -> u64 {
     (u128::from(us) * u128::from(ticks_per_ms()) / 1000) as u64
