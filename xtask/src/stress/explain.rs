@@ -33,6 +33,7 @@ use crate::error::{Result, XtaskError};
 use crate::guest::run_output::{LOST_WAKEUP, parse_debug_table_line, parse_hex};
 use crate::guest::serial_diff::FirstDifference;
 use crate::guest::test_output::strip_core_prefix;
+use crate::runner::bochs::STEP_TURN;
 use crate::runner::kernel_build::KernelArtifacts;
 use crate::stress::replay::{Recording, Replayed, replay_with_debugger};
 
@@ -133,21 +134,35 @@ pub struct WatchEvent {
 }
 
 /// Pass 1: break after the table is filled, read the victim's two word
-/// addresses and the APIC ids of `cores` cores.
-pub fn address_commands(breakpoint: u64, victim: &Victim, cores: u32) -> String {
+/// addresses and the APIC ids of `cores` cores; `resume` runs the machine
+/// ([`crate::runner::bochs::BochsSettings::resume_command`]).
+pub fn address_commands(breakpoint: u64, victim: &Victim, cores: u32, resume: &str) -> String {
     let table = victim.table_address;
     let word = |index: usize| table + 8 * index as u64;
     format!(
-        "lb {breakpoint:#x}\nc\nx /{cores}gx {:#x}\nx /1gx {:#x}\nx /1gx {:#x}\nc\n",
+        "lb {breakpoint:#x}\n{resume}\nx /{cores}gx {:#x}\nx /1gx {:#x}\nx /1gx {:#x}\n{}",
         word(APIC_IDS_AT),
         word(STATE_ADDRESSES_AT + victim.core),
         word(INBOX_LEN_ADDRESSES_AT + victim.core),
+        run_to_end(resume),
     )
 }
 
+/// The commands that run the machine to its end after the last stop.
+fn run_to_end(resume: &str) -> String {
+    format!("{resume}\n").repeat(RUN_TO_END_COMMANDS)
+}
+
+/// Resume commands after a pass's last stop (each `s all` runs at most
+/// 2^32 rounds of turns; the end is the guest's power-off).
+const RUN_TO_END_COMMANDS: usize = 64;
+
 /// Pass 2: the same breakpoint, then the two words' translations.
-pub fn translation_commands(breakpoint: u64, state: u64, inbox_len: u64) -> String {
-    format!("lb {breakpoint:#x}\nc\npage {state:#x}\npage {inbox_len:#x}\nc\n")
+pub fn translation_commands(breakpoint: u64, state: u64, inbox_len: u64, resume: &str) -> String {
+    format!(
+        "lb {breakpoint:#x}\n{resume}\npage {state:#x}\npage {inbox_len:#x}\n{}",
+        run_to_end(resume)
+    )
 }
 
 /// What the watch pass stops at.
@@ -163,15 +178,24 @@ pub enum Watched {
 }
 
 /// Pass 3: watchpoints on both physical words from the breakpoint on,
-/// then stop after stop: continue, read both words.
-pub fn watch_commands(breakpoint: u64, state: u64, inbox_len: u64, watched: Watched) -> String {
+/// then stop after stop: resume, read both words.
+pub fn watch_commands(
+    breakpoint: u64,
+    state: u64,
+    inbox_len: u64,
+    watched: Watched,
+    resume: &str,
+) -> String {
     let mut out =
-        format!("lb {breakpoint:#x}\nc\nwatch w {state:#x} 1\nwatch w {inbox_len:#x} 8\n");
+        format!("lb {breakpoint:#x}\n{resume}\nwatch w {state:#x} 1\nwatch w {inbox_len:#x} 8\n");
     if watched == Watched::ReadsAndWrites {
         let _ = write!(out, "watch r {state:#x} 1\nwatch r {inbox_len:#x} 8\n");
     }
     for _ in 0..MAX_WATCH_STOPS {
-        let _ = write!(out, "c\nxp /1bx {state:#x}\nxp /1gx {inbox_len:#x}\n");
+        let _ = write!(
+            out,
+            "{resume}\nxp /1bx {state:#x}\nxp /1gx {inbox_len:#x}\n"
+        );
     }
     out
 }
@@ -225,8 +249,14 @@ pub fn translations(log: &str) -> Vec<u64> {
 
 /// The watch pass's stops, from its debugger log: each `Caught ... watch
 /// point` with its CPU's next instruction, the stop's time and the two
-/// words read after it. Returns the events and how many continues ran.
-pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, usize) {
+/// words read after it. Returns the events and how many resume commands
+/// (`resume`, as the log echoes it) ran.
+pub fn watch_events(
+    log: &str,
+    state: u64,
+    inbox_len: u64,
+    resume: &str,
+) -> (Vec<WatchEvent>, usize) {
     let mut events: Vec<WatchEvent> = Vec::new();
     let mut block_start = 0;
     let mut continues = 0;
@@ -235,7 +265,7 @@ pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, 
     let mut reading: Option<Word> = None;
     for line in log.lines() {
         let line = line.trim();
-        if line == "c" {
+        if line == resume {
             continues += 1;
             block_start = events.len();
             pending.clear();
@@ -523,13 +553,20 @@ pub struct Explanation {
     pub watched: Watched,
     /// Each core's APIC id (Bochs's CPU number), from the debug table.
     pub apic_ids: Vec<u64>,
+    /// The boot ran in 1-instruction turns, so the watched boot must
+    /// print the recording byte for byte (with 5-instruction turns its
+    /// stops move the interleaving, and only the failure must agree).
+    pub exact: bool,
 }
 
 impl Explanation {
     /// Whether the explanation holds: the watched boot failed as
     /// recorded, and the lost halt is among the accesses.
     pub fn is_complete(&self) -> bool {
-        !self.watched_cut && self.same_failure && self.halt.is_some()
+        !self.watched_cut
+            && self.same_failure
+            && self.halt.is_some()
+            && (!self.exact || self.watched_difference.is_none())
     }
 
     /// Writes every line of the history to `path`.
@@ -572,13 +609,20 @@ impl Explanation {
             None => {
                 let _ = writeln!(
                     out,
-                    "explain: the watched boot's serial output is identical to the recording"
+                    "explain: the watched boot's serial output is identical to the recording, byte for byte: the history is the recorded execution's"
                 );
+            }
+            Some(difference) if self.exact => {
+                let _ = writeln!(
+                    out,
+                    "explain: FAILED: the watched boot's serial output differs from the recording although its stops fall between rounds of 1-instruction turns: {difference}"
+                );
+                return out;
             }
             Some(difference) => {
                 let _ = writeln!(
                     out,
-                    "explain: the watched boot's serial output differs from the recording (each stop moves Bochs's clock): {difference}"
+                    "explain: the watched boot's serial output differs from the recording (each stop cuts a 5-instruction turn short): {difference}"
                 );
             }
         }
@@ -716,6 +760,16 @@ pub fn explain(
 ) -> Result<Explanation> {
     let recorded = &recording.run.record.serial;
     let smp = recording.run.planned.boot.smp;
+    let settings = recording
+        .run
+        .planned
+        .boot
+        .bochs
+        .ok_or_else(|| XtaskError::usage("not a Bochs boot"))?;
+    let resume = settings.resume_command();
+    // With 1-instruction turns every stop falls between two rounds of
+    // turns: the watched boot is the recorded execution, byte for byte.
+    let exact = settings.turn == STEP_TURN;
     let breakpoint = symbolize::function_address(&kernel.elf, BREAK_AFTER_TABLE)
         .map_err(XtaskError::failed)?
         + victim.image_offset;
@@ -727,7 +781,7 @@ pub fn explain(
         recording,
         kernel,
         false,
-        Some(address_commands(breakpoint, victim, smp)),
+        Some(address_commands(breakpoint, victim, smp, &resume)),
     )?;
     require_identical(&first, "pass 1")?;
     let log = first.outcome.debugger_log.clone().unwrap_or_default();
@@ -762,7 +816,7 @@ pub fn explain(
         recording,
         kernel,
         false,
-        Some(translation_commands(breakpoint, state, inbox_len)),
+        Some(translation_commands(breakpoint, state, inbox_len, &resume)),
     )?;
     require_identical(&second, "pass 2")?;
     let physical = translations(second.outcome.debugger_log.as_deref().unwrap_or(""));
@@ -780,6 +834,12 @@ pub fn explain(
         .get(victim.core)
         .and_then(|&id| u32::try_from(id).ok())
         .unwrap_or(u32::MAX);
+    if !exact {
+        passes.push(format!(
+            "note: this boot ran in turns of {} instructions (the debugger's `continue`, `--bochs-turn {}`): a stop cuts the stopped CPU's turn short, so the watched boot is a neighbouring execution, not the recorded one (same failure required, time figures differ); boots recorded with `--bochs-turn {STEP_TURN}` (the default) are watched exactly",
+            settings.turn, settings.turn
+        ));
+    }
     let mut explanation = None;
     for watched in [Watched::ReadsAndWrites, Watched::Writes] {
         if watched == Watched::Writes {
@@ -791,10 +851,12 @@ pub fn explain(
             recording,
             kernel,
             echo,
-            Some(watch_commands(breakpoint, state_phys, inbox_phys, watched)),
+            Some(watch_commands(
+                breakpoint, state_phys, inbox_phys, watched, &resume,
+            )),
         )?;
         let log = third.outcome.debugger_log.as_deref().unwrap_or("");
-        let (events, continues) = watch_events(log, state_phys, inbox_phys);
+        let (events, continues) = watch_events(log, state_phys, inbox_phys, &resume);
         let (functions, unnamed) = event_functions(&kernel.elf, &events, victim.image_offset);
         let lines = events
             .iter()
@@ -826,8 +888,10 @@ pub fn explain(
             events,
             watched,
             apic_ids: apic_ids.clone(),
+            exact,
         };
-        let again = !done.same_failure && !done.watched_cut;
+        // An exact watch is not tried again: a difference there is news.
+        let again = !exact && !done.same_failure && !done.watched_cut;
         explanation = Some(done);
         if !again {
             break;
@@ -889,7 +953,7 @@ xp /1gx 0x112f2b0
 
     #[test]
     fn stops_become_events_with_their_cpu_time_instruction_and_words() {
-        let (events, continues) = watch_events(WATCH_LOG, 0x112f2b9, 0x112f2b0);
+        let (events, continues) = watch_events(WATCH_LOG, 0x112f2b9, 0x112f2b0, "c");
         assert_eq!(continues, 3);
         assert_eq!(
             events,
@@ -945,6 +1009,7 @@ xp /1gx 0x112f2b0
             ),
             0x112f2b9,
             0x112f2b0,
+            "c",
         );
         assert_eq!(shared.len(), 4);
         assert_eq!((shared[2].state_after, shared[3].inbox_after), (None, None));
