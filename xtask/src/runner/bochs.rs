@@ -140,20 +140,23 @@ impl BochsSettings {
         ]
     }
 
-    /// The debugger command that runs the machine until the next
-    /// breakpoint or watchpoint (or the end) with these settings' turn.
-    pub fn resume_command(&self) -> String {
-        if self.turn == CONTINUE_TURN {
+    /// The debugger command that runs a machine of `smp` CPUs until the
+    /// next breakpoint or watchpoint (or the end) with these settings'
+    /// turn. One CPU has no turns: `continue` (Bochs 2.7's `s all` takes
+    /// CPU -1 for its only CPU there and crashes).
+    pub fn resume_command(&self, smp: u32) -> String {
+        if self.turn == CONTINUE_TURN || smp == 1 {
             "continue".to_string()
         } else {
             format!("s all {STEP_ROUNDS}")
         }
     }
 
-    /// The debugger commands of a plain boot: run to the end.
-    pub fn run_commands(&self) -> String {
-        let resume = self.resume_command();
-        let count = if self.turn == CONTINUE_TURN {
+    /// The debugger commands of a plain boot of `smp` CPUs: run to the
+    /// end.
+    pub fn run_commands(&self, smp: u32) -> String {
+        let resume = self.resume_command(smp);
+        let count = if resume == "continue" {
             1
         } else {
             STEP_COMMANDS
@@ -473,7 +476,7 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     );
     write(&rc, &rc_text)?;
     write(&serial_path, "")?;
-    let run_commands = config.settings.run_commands();
+    let run_commands = config.settings.run_commands(config.smp);
     write(
         &commands,
         config.debugger_commands.as_deref().unwrap_or(&run_commands),
@@ -667,9 +670,10 @@ mod tests {
             settings.options().join(" "),
             "--bochs-ips 20000000 --bochs-quantum 5 --bochs-turn 5 --bochs-time0 1000000"
         );
-        assert_eq!(settings.run_commands(), "continue\n");
+        assert_eq!(settings.run_commands(4), "continue\n");
+        assert_eq!(BochsSettings::default().run_commands(1), "continue\n");
         assert_eq!(
-            BochsSettings::default().run_commands(),
+            BochsSettings::default().run_commands(4),
             "s all 4000000000\n".repeat(64)
         );
     }

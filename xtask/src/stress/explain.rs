@@ -864,11 +864,13 @@ pub fn explain(
         .boot
         .bochs
         .ok_or_else(|| XtaskError::usage("not a Bochs boot"))?;
-    let resume = settings.resume_command();
+    let resume = settings.resume_command(smp);
     // With 1-instruction turns every stop falls between two rounds of
-    // turns: the watched boot is the recorded execution, byte for byte.
-    let exact = settings.turn == STEP_TURN;
-    let reach = if exact {
+    // turns, and one CPU has no turns: the watched boot is the recorded
+    // execution, byte for byte.
+    let exact = settings.turn == STEP_TURN || smp == 1;
+    let stepped = settings.turn == STEP_TURN && smp > 1;
+    let reach = if stepped {
         Reach::Rounds {
             stride: (settings.ips / TABLE_STOPS_PER_EMULATED_S).max(1),
             stops: TABLE_STOPS,

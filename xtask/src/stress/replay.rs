@@ -304,7 +304,7 @@ mod tests {
         let loaded = load(file.path(), None).unwrap();
         let settings = loaded.run.planned.boot.bochs.unwrap();
         assert_eq!(settings.turn, bochs::CONTINUE_TURN);
-        assert_eq!(settings.resume_command(), "continue");
+        assert_eq!(settings.resume_command(4), "continue");
         // A spec that says 1 with a command that does not is an edit.
         let file = file_with(&config, &[RunClass::LostWakeups]);
         let edited = text.replace("--bochs-turn 1 ", "");
