@@ -61,10 +61,17 @@ pub struct BochsArgs {
     /// ips=`; default 50000000).
     #[arg(long, value_name = "IPS", value_parser = crate::runner::bochs::parse_ips)]
     pub bochs_ips: Option<u64>,
-    /// Under Bochs: instructions a CPU runs before the next one's turn
-    /// (`cpu: quantum=`, 1..=32; default 16).
+    /// Under Bochs: `cpu: quantum=` (1..=32; default 16), read only by a
+    /// Bochs built without its debugger (Debian's has it, and there it
+    /// changes nothing: see --bochs-turn).
     #[arg(long, value_name = "Q", value_parser = crate::runner::bochs::parse_quantum)]
     pub bochs_quantum: Option<u32>,
+    /// Under Bochs: instructions each CPU runs per turn, 1 (the
+    /// debugger's `s all`, default: `replay --explain` then watches the
+    /// recorded execution itself) or 5 (its `continue`); it moves the
+    /// interleaving.
+    #[arg(long, value_name = "N", value_parser = crate::runner::bochs::parse_turn)]
+    pub bochs_turn: Option<u32>,
     /// Under Bochs: the CMOS clock's start, seconds since 1970 (`clock:
     /// time0=`; default 946684800, 2000-01-01).
     #[arg(long, value_name = "SECONDS", value_parser = crate::runner::bochs::parse_time0)]
@@ -78,17 +85,20 @@ impl BochsArgs {
         crate::runner::bochs::BochsSettings {
             ips: self.bochs_ips.unwrap_or(defaults.ips),
             quantum: self.bochs_quantum.unwrap_or(defaults.quantum),
+            turn: self.bochs_turn.unwrap_or(defaults.turn),
             time0: self.bochs_time0.unwrap_or(defaults.time0),
         }
     }
 
     /// A usage error when a Bochs setting is given for another emulator.
     pub fn check_emulator(&self, emulator: Emulator) -> crate::error::Result<()> {
-        let given =
-            self.bochs_ips.is_some() || self.bochs_quantum.is_some() || self.bochs_time0.is_some();
+        let given = self.bochs_ips.is_some()
+            || self.bochs_quantum.is_some()
+            || self.bochs_turn.is_some()
+            || self.bochs_time0.is_some();
         if given && emulator != Emulator::Bochs {
             return Err(XtaskError::usage(
-                "--bochs-ips, --bochs-quantum and --bochs-time0 are Bochs settings: they need --emulator bochs",
+                "--bochs-ips, --bochs-quantum, --bochs-turn and --bochs-time0 are Bochs settings: they need --emulator bochs",
             ));
         }
         Ok(())

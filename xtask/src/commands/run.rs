@@ -113,8 +113,8 @@ fn run_bochs(args: &RunArgs) -> Result<()> {
     let image = bios_image_with_params(&kernel, &args.params)?;
     let settings = args.bochs.settings();
     eprintln!(
-        "xtask: Bochs settings (they and the image determine the boot): ips={}, quantum={}, time0={}, clock sync=none",
-        settings.ips, settings.quantum, settings.time0
+        "xtask: Bochs settings (they and the image determine the boot): ips={}, turns of {} instruction(s), time0={}, clock sync=none",
+        settings.ips, settings.turn, settings.time0
     );
     let outcome = bochs::run(
         &BochsConfig {
