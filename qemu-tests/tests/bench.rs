@@ -33,6 +33,7 @@ fn quick_bench_writes_every_field() {
         quick: true,
         grid_timeout_s: 60,
         apic: xtask::Apic::Xapic,
+        arch: xtask::Arch::X86_64,
     };
     xtask::commands::bench::run(&args).unwrap_or_else(|err| panic!("bench --quick: {err}"));
 
