@@ -113,6 +113,13 @@ pub fn current_task() -> Option<TaskRef> {
 }
 
 impl CoreSched {
+    /// Whether this core is running a task now (`None`: its lock is busy,
+    /// the core is switching). For watches on other cores: it only tries
+    /// the lock.
+    pub fn runs_a_task(&self) -> Option<bool> {
+        self.current.try_lock().map(|current| current.is_some())
+    }
+
     /// Makes `task` runnable on this core (called on this core only).
     pub(super) fn push_local(&self, task: TaskRef) {
         self.run_queue.lock().push_back(task);

@@ -304,12 +304,16 @@ pub fn check_stranded(me: usize) {
 }
 
 /// Scans in a row that must find the same search held, by a core that has
-/// not looked at the pool, with chunks queued, before the held-search watch
-/// reports. Scans, not time: a chosen searcher is a core in its idle path
-/// that looks within its wake latency (tens of µs), unless the host
-/// deschedules its vCPU, which under TCG on 2 host cores lasts
-/// milliseconds; this many scans are at least this many scan periods (20
-/// ms by default) apart.
+/// not looked at the pool and is halted or running a task, with chunks
+/// queued, before the held-search watch reports. Scans, not time: a chosen
+/// searcher is a core in its idle path that looks within its wake latency
+/// (tens of µs), unless the host deschedules its vCPU, which under TCG on
+/// 2 host cores lasts milliseconds, and on a loaded host longer than any
+/// number of scans: so a scan that finds the holder in its idle path and
+/// not halted does not count (seen in CI-like runs on a loaded host: a
+/// 16-core chaos boot reported core 2, running in its idle path with its
+/// search wake undrained). This many scans are at least this many scan
+/// periods (20 ms by default) apart.
 pub const HELD_SEARCH_SCANS: u32 = 5;
 
 /// The held-search watch's memory between scans: the holder, its looks
@@ -352,8 +356,17 @@ pub fn check_held_search(me: usize) {
         LOOKS[holder].load(Ordering::Relaxed),
         counts.search_wakes,
     );
+    // A holder in its idle path and not halted looks at the pool as soon
+    // as it runs: if it has not, the host has not run its vCPU (under TCG
+    // on a loaded host that lasts longer than any number of scans), which
+    // is no held search. Only a holder busy with a task, or halted, holds
+    // the search; such a scan counts.
+    let holds = core_sched::wakes()[holder].state() == State::Halted
+        || core_sched::cores()[holder].runs_a_task() == Some(true);
     if watch.last == Some(now) {
-        watch.streak += 1;
+        if holds {
+            watch.streak += 1;
+        }
     } else {
         watch.last = Some(now);
         watch.streak = 0;
