@@ -11,10 +11,13 @@ use crate::campaign::boot_record::BootRecord;
 use crate::campaign::run_class::RunClass;
 use crate::error::Result;
 use crate::guest::laplace_check::ChecksumCheck;
+use crate::guest::linux_costs::{LinuxCosts, find_linux_costs};
 use crate::guest::pool_line::PoolLine;
 use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::guest::vigil_stats::{StatsTotals, VigilStats};
 use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::linux_peer::LinuxPeerArtifacts;
+use crate::runner::qemu::Guest;
 
 /// What a benchmark boot gives the measurements: its class
 /// ([`RunClass`]) seen from the bench.
@@ -59,6 +62,8 @@ pub struct BenchRun {
     pub totals: Option<StatsTotals>,
     /// Idle workload: what it cost the host.
     pub idle: Option<IdleCost>,
+    /// The Linux peer: what Linux paid over the loop (its cost line).
+    pub linux_costs: Option<LinuxCosts>,
     /// The classified boot (the one record stress keeps too).
     #[serde(flatten)]
     pub record: BootRecord,
@@ -66,8 +71,29 @@ pub struct BenchRun {
 
 impl BenchRun {
     /// The measurements of `record`, a boot of `configuration` in `round`.
-    pub fn of(configuration: &Configuration, round: u32, record: BootRecord) -> Self {
+    pub fn of(configuration: &Configuration, round: u32, mut record: BootRecord) -> Self {
         let idle = idle_cost(&record);
+        let linux_costs = find_linux_costs(&record.serial);
+        // A Linux boot that passed is a measurement only with its cost line,
+        // from the Linux it was meant to boot (its idle choice read back
+        // from /proc/cmdline).
+        let linux_problem = configuration.boot.linux_idle.and_then(|idle| {
+            match &linux_costs {
+                None => Some("the Linux peer printed no cost line".to_string()),
+                Some(costs) if costs.idle != idle => Some(format!(
+                    "the Linux peer ran with idle={}, not idle={}",
+                    costs.idle.name(),
+                    idle.name()
+                )),
+                Some(_) => None,
+            }
+        });
+        if record.class == RunClass::Passed
+            && let Some(problem) = linux_problem
+        {
+            record.class = RunClass::Failed;
+            record.reason = problem;
+        }
         let status = match record.class {
             // An idle boot that passed but could not be measured (no CPU
             // time for QEMU) is no measurement.
@@ -78,6 +104,7 @@ impl BenchRun {
             _ => BootStatus::Failed,
         };
         Self {
+            linux_costs,
             configuration: configuration.clone(),
             round,
             status,
@@ -103,16 +130,29 @@ impl BenchRun {
     }
 
     /// Wake IPIs sent (`VIGIL-STATS` `ipis_sent`, summed over cores) per
-    /// iteration of the grid workload.
+    /// iteration of the grid workload; for the Linux peer, its rescheduling
+    /// IPIs (all CPUs) per iteration.
     pub fn ipis_per_iteration(&self) -> Option<f64> {
+        if let Some(costs) = &self.linux_costs {
+            return costs.ipis_per_iteration();
+        }
         let totals = self.totals?;
         let iterations = self.record.result?.iterations;
         (iterations > 0).then(|| totals.ipis_sent as f64 / iterations as f64)
     }
 }
 
-/// The kernels a benchmark boots, by variant.
-pub type Kernels = BTreeMap<Variant, KernelArtifacts>;
+/// What a benchmark variant boots.
+#[derive(Debug, Clone)]
+pub enum BenchGuest {
+    /// A Vigil kernel build.
+    Vigil(KernelArtifacts),
+    /// The Linux peer (its idle choice is the variant's).
+    LinuxPeer(LinuxPeerArtifacts),
+}
+
+/// The guests a benchmark boots, by variant.
+pub type Kernels = BTreeMap<Variant, BenchGuest>;
 
 /// Boots the schedule; `on_done` sees each boot as it ends (`None` for a
 /// boot skipped because its configuration timed out earlier).
@@ -130,15 +170,25 @@ pub fn run_bench(
             on_done(configuration, round, None);
             continue;
         }
-        let kernel = kernels
+        let guest = match kernels
             .get(&configuration.variant)
-            .expect("a kernel is built for every variant");
+            .expect("a guest is built for every variant")
+        {
+            BenchGuest::Vigil(kernel) => Guest::Vigil(kernel),
+            BenchGuest::LinuxPeer(peer) => Guest::LinuxPeer(
+                peer,
+                configuration
+                    .variant
+                    .linux_idle()
+                    .expect("a Linux variant has its idle choice"),
+            ),
+        };
         // Not being able to run QEMU ends the benchmark: every later boot
         // would fail the same way.
         let run = BenchRun::of(
             configuration,
             round,
-            BootRecord::boot(&configuration.boot, kernel)?,
+            BootRecord::boot_guest(&configuration.boot, guest)?,
         );
         if run.status == BootStatus::TimedOut {
             timed_out.insert(index);

@@ -10,7 +10,8 @@ use crate::campaign::reproduce::reproduce_command;
 use crate::runner::bochs::{BochsConfig, BochsSettings};
 use crate::runner::kernel_build::BuildConfig;
 use crate::runner::platform::Apic;
-use crate::runner::qemu::RunConfig;
+use crate::runner::qemu::{MarkLimit, RunConfig};
+use vigil_proto::linux_peer::LinuxIdle;
 
 /// What to boot, and how to judge it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +44,14 @@ pub struct BootSpec {
     /// xtask replay` boots it again and compares), or under QEMU (`None`).
     #[serde(default)]
     pub bochs: Option<BochsSettings>,
+    /// The Linux peer with this idle choice instead of Vigil's kernel
+    /// (`None`: Vigil).
+    #[serde(default)]
+    pub linux_idle: Option<LinuxIdle>,
+    /// A limit counted from a serial line rather than from the start (the
+    /// Linux peer's loop), besides [`Self::timeout_s`].
+    #[serde(default)]
+    pub limit_after_mark: Option<MarkLimit>,
     /// The command that replays this boot.
     pub reproduce: String,
 }
@@ -80,6 +89,35 @@ impl BootSpec {
             expect_result: true,
             marks: Vec::new(),
             bochs: None,
+            linux_idle: None,
+            limit_after_mark: None,
+        }
+    }
+
+    /// A boot of the Linux peer with `idle` at `smp` cores, the program
+    /// taking `params`, limited to `timeout_s` in all; its reproduce
+    /// command is `cargo xtask run --peer linux ...`.
+    pub fn linux_peer(
+        idle: LinuxIdle,
+        smp: u32,
+        apic: Apic,
+        params: Vec<String>,
+        timeout_s: u64,
+    ) -> Self {
+        let mut words = vec!["cargo xtask run --peer linux".to_string()];
+        if idle != LinuxIdle::Default {
+            words.push(format!("--linux-idle {}", idle.name()));
+        }
+        words.push(format!("--smp {smp}"));
+        if apic != Apic::default() {
+            words.push(format!("--apic {apic}"));
+        }
+        words.push(format!("--timeout-s {timeout_s}"));
+        words.extend(params.iter().cloned());
+        Self {
+            reproduce: words.join(" "),
+            linux_idle: Some(idle),
+            ..Self::new(&BuildConfig::default(), smp, apic, params, timeout_s, true)
         }
     }
 
@@ -121,6 +159,7 @@ impl BootSpec {
             stall_s: self.stall_s,
             marks: self.marks.clone(),
             ipi_oracle: self.with_ipi_oracle,
+            limit_after_mark: self.limit_after_mark.clone(),
             ..RunConfig::default()
         }
     }
@@ -159,5 +198,31 @@ mod tests {
         assert_eq!(run.marks, ["idle: end"]);
         let quiet = BootSpec::new(&BuildConfig::default(), 2, Apic::Xapic, vec![], 60, false);
         assert_eq!(quiet.reproduce, "cargo xtask run --smp 2");
+    }
+
+    #[test]
+    fn a_linux_peer_boot_replays_with_its_idle_choice() {
+        let mut spec = BootSpec::linux_peer(
+            LinuxIdle::Poll,
+            8,
+            Apic::Xapic,
+            vec!["size=64".to_string()],
+            120,
+        );
+        assert_eq!(
+            spec.reproduce,
+            "cargo xtask run --peer linux --linux-idle poll --smp 8 --timeout-s 120 size=64"
+        );
+        spec.limit_after_mark = Some(MarkLimit {
+            mark: "loop".to_string(),
+            limit_s: 20,
+        });
+        let run = spec.run_config();
+        assert_eq!(run.limit_after_mark, spec.limit_after_mark);
+        assert_eq!(run.timeout_s, Some(120));
+        assert_eq!(
+            BootSpec::linux_peer(LinuxIdle::Default, 2, Apic::Xapic, vec![], 60).reproduce,
+            "cargo xtask run --peer linux --smp 2 --timeout-s 60"
+        );
     }
 }

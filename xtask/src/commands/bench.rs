@@ -7,7 +7,9 @@ use std::time::Instant;
 use crate::bench::plan::{BenchConfig, Configuration};
 use crate::bench::plots::write_plots;
 use crate::bench::report::{self as bench_report, BenchJson, RunJson};
-use crate::bench::runner::{BenchRun, BootStatus, Kernels, run_bench};
+use crate::bench::runner::{BenchGuest, BenchRun, BootStatus, Kernels, run_bench};
+use crate::cli::Peer;
+use crate::runner::linux_peer::build_linux_peer;
 use crate::campaign::json_file::write_json;
 use crate::cli::BenchArgs;
 use crate::error::{Result, XtaskError};
@@ -18,9 +20,19 @@ use crate::runner::process_cpu_time::clock_ticks_per_second;
 
 /// The benchmark the command line asks for.
 pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
-    if args.quick {
-        return BenchConfig::quick();
+    let mut config = if args.quick {
+        BenchConfig::quick()
+    } else {
+        standard_config_from_args(args)
+    };
+    if args.peers.contains(&Peer::Linux) {
+        config.variants.extend(crate::bench::plan::Variant::LINUX);
     }
+    config
+}
+
+/// The benchmark of the options besides `--quick` and `--peer`.
+fn standard_config_from_args(args: &BenchArgs) -> BenchConfig {
     let mut config = BenchConfig::standard(args.smp.clone(), args.runs);
     config.grid_timeout_s = args.grid_timeout_s;
     config.scope.apic = args.apic;
@@ -28,6 +40,12 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
         config.sections = crate::bench::plan::Section::ALL
             .into_iter()
             .filter(|section| args.sections.contains(section))
+            .collect();
+    }
+    if !args.variants.is_empty() {
+        config.variants = crate::bench::plan::Variant::ALL
+            .into_iter()
+            .filter(|variant| args.variants.contains(variant))
             .collect();
     }
     config
@@ -51,7 +69,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     ensure_qemu(false)?;
     let mut kernels = Kernels::new();
     let mut built: Vec<(BuildConfig, KernelArtifacts)> = Vec::new();
+    let mut linux_peer = None;
     for variant in config.booted_variants() {
+        if variant.linux_idle().is_some() {
+            let peer = match &linux_peer {
+                Some(peer) => peer,
+                None => linux_peer.insert(build_linux_peer()?),
+            };
+            kernels.insert(variant, BenchGuest::LinuxPeer(peer.clone()));
+            continue;
+        }
         let build = variant.build();
         let kernel = match built.iter().find(|(done, _)| *done == build) {
             Some((_, kernel)) => kernel.clone(),
@@ -61,7 +88,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 kernel
             }
         };
-        kernels.insert(variant, kernel);
+        kernels.insert(variant, BenchGuest::Vigil(kernel));
     }
 
     let boots = config.schedule().len() as u64;

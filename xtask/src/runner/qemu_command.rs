@@ -1,4 +1,6 @@
-//! The QEMU command line for one boot of the kernel.
+//! The QEMU command line for one boot: of Vigil's disk image, or of the
+//! Linux peer's kernel and initramfs (the same machine, CPU, core count,
+//! memory and exit device either way).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -18,6 +20,24 @@ pub fn memory_mib(smp: u32) -> u32 {
     128 + 4 * smp
 }
 
+/// What the machine boots.
+#[derive(Debug, Clone, Copy)]
+pub enum BootMedia<'a> {
+    /// Vigil's disk image (BIOS or UEFI flavour); its parameters go in
+    /// fw_cfg.
+    Disk(&'a Path),
+    /// A Linux kernel and initramfs through QEMU's own loader (`-kernel`,
+    /// `-initrd`, `-append`): the Linux peer.
+    LinuxKernel {
+        /// The `vmlinuz`.
+        kernel: &'a Path,
+        /// The initramfs.
+        initrd: &'a Path,
+        /// Linux's command line.
+        cmdline: &'a str,
+    },
+}
+
 /// Everything that varies between boots.
 #[derive(Debug, Clone, Copy)]
 pub struct QemuArgs<'a> {
@@ -28,13 +48,14 @@ pub struct QemuArgs<'a> {
     /// The CPU's local APIC interface (`-cpu`: `qemu64`, TCG's plain
     /// baseline with NX, and `+x2apic` for x2APIC).
     pub apic: Apic,
-    /// Disk image to boot (BIOS or UEFI flavour).
-    pub disk_image: &'a Path,
+    /// What to boot.
+    pub boot: BootMedia<'a>,
     /// OVMF firmware for a UEFI boot; `None` boots SeaBIOS.
     pub ovmf: Option<&'a Path>,
     /// Where the human monitor listens.
     pub monitor_socket: &'a Path,
-    /// Kernel boot parameters (already validated `key=value` tokens).
+    /// Vigil's boot parameters (already validated `key=value` tokens; a
+    /// disk boot's, in fw_cfg).
     pub params: &'a [String],
     /// Start the gdb stub and wait for gdb before running (`-s -S`).
     pub gdb: bool,
@@ -65,13 +86,28 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
         "-device",
         &format!("isa-debug-exit,iobase={DEBUG_EXIT_IOBASE:#x},iosize=0x04"),
     ]);
-    push(&[
-        "-drive",
-        &format!(
-            "format=raw,file={}",
-            escape_option_value(&args.disk_image.to_string_lossy())
-        ),
-    ]);
+    match args.boot {
+        BootMedia::Disk(image) => push(&[
+            "-drive",
+            &format!(
+                "format=raw,file={}",
+                escape_option_value(&image.to_string_lossy())
+            ),
+        ]),
+        // QEMU reads these paths as plain arguments (no option parsing).
+        BootMedia::LinuxKernel {
+            kernel,
+            initrd,
+            cmdline,
+        } => push(&[
+            "-kernel",
+            &kernel.to_string_lossy(),
+            "-initrd",
+            &initrd.to_string_lossy(),
+            "-append",
+            cmdline,
+        ]),
+    }
     push(&[
         "-monitor",
         &format!(
@@ -80,7 +116,7 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
         ),
     ]);
     // QEMU refuses an empty fw_cfg string: no parameters, no fw_cfg file.
-    if !args.params.is_empty() {
+    if !args.params.is_empty() && matches!(args.boot, BootMedia::Disk(_)) {
         push(&[
             "-fw_cfg",
             &format!(
@@ -119,7 +155,7 @@ mod tests {
             smp: 4,
             machine: Machine::Pc,
             apic: Apic::Xapic,
-            disk_image: Path::new("/tmp/run/disk.img"),
+            boot: BootMedia::Disk(Path::new("/tmp/run/disk.img")),
             ovmf: None,
             monitor_socket: Path::new("/tmp/run/monitor.sock"),
             params,
@@ -183,6 +219,25 @@ mod tests {
         assert!(
             line.ends_with("-bios /usr/share/ovmf/OVMF.fd -s -S"),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn the_linux_peer_boots_the_same_machine_from_its_kernel() {
+        let params = vec!["size=16".to_string()];
+        let mut args = base(&params);
+        args.boot = BootMedia::LinuxKernel {
+            kernel: Path::new("/k/vmlinuz"),
+            initrd: Path::new("/k/initramfs.cpio"),
+            cmdline: "console=ttyS0 -- size=16",
+        };
+        let rendered = render(&args);
+        assert_eq!(
+            rendered,
+            "-machine pc -accel tcg,thread=multi -cpu qemu64 -smp 4 -m 144M -serial stdio \
+             -display none -nic none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+             -kernel /k/vmlinuz -initrd /k/initramfs.cpio -append console=ttyS0 -- size=16 \
+             -monitor unix:/tmp/run/monitor.sock,server=on,wait=off"
         );
     }
 
