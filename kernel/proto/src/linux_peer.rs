@@ -86,7 +86,7 @@ pub const COSTS_PREFIX: &str = "linux-costs: ";
 /// What Linux paid for the peer's fork-join rounds, measured by the peer
 /// around its timed loop: `linux-costs: idle=default
 /// idle_driver=none cpus=4 iterations=1000 voluntary_switches=3998
-/// involuntary_switches=12 rescheduling_ipis=4012`.
+/// involuntary_switches=12 rescheduling_ipis=1 function_call_ipis=4012`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LinuxCosts {
@@ -106,22 +106,27 @@ pub struct LinuxCosts {
     /// Involuntary ones (`ru_nivcsw`: preempted).
     pub involuntary_switches: u64,
     /// Rescheduling IPIs over the loop, all CPUs (`/proc/interrupts`' `RES`
-    /// row, after minus before): Linux's wake IPIs.
+    /// row, after minus before).
     pub rescheduling_ipis: u64,
+    /// Function-call IPIs over the loop, all CPUs (the `CAL` row): Linux
+    /// 6.1 wakes a thread on an idle, non-polling CPU with one (its wake
+    /// list, `ttwu_queue_wakelist`), so most of its wake IPIs are here.
+    pub function_call_ipis: u64,
 }
 
 impl fmt::Display for LinuxCosts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{COSTS_PREFIX}idle={} idle_driver={} cpus={} iterations={} voluntary_switches={} involuntary_switches={} rescheduling_ipis={}",
+            "{COSTS_PREFIX}idle={} idle_driver={} cpus={} iterations={} voluntary_switches={} involuntary_switches={} rescheduling_ipis={} function_call_ipis={}",
             self.idle.name(),
             self.idle_driver,
             self.cpus,
             self.iterations,
             self.voluntary_switches,
             self.involuntary_switches,
-            self.rescheduling_ipis
+            self.rescheduling_ipis,
+            self.function_call_ipis
         )
     }
 }
@@ -149,6 +154,7 @@ impl LinuxCosts {
             voluntary_switches: number("voluntary_switches")?,
             involuntary_switches: number("involuntary_switches")?,
             rescheduling_ipis: number("rescheduling_ipis")?,
+            function_call_ipis: number("function_call_ipis")?,
         })
     }
 
@@ -160,10 +166,13 @@ impl LinuxCosts {
         })
     }
 
-    /// Rescheduling IPIs per iteration.
+    /// Linux's IPIs that can wake a CPU (rescheduling and function-call)
+    /// per iteration: the figure next to Vigil's wake IPIs per iteration.
     #[must_use]
     pub fn ipis_per_iteration(&self) -> Option<f64> {
-        (self.iterations > 0).then(|| self.rescheduling_ipis as f64 / self.iterations as f64)
+        (self.iterations > 0).then(|| {
+            (self.rescheduling_ipis + self.function_call_ipis) as f64 / self.iterations as f64
+        })
     }
 }
 
@@ -181,12 +190,13 @@ mod tests {
             iterations: 1000,
             voluntary_switches: 3998,
             involuntary_switches: 12,
-            rescheduling_ipis: 4012,
+            rescheduling_ipis: 12,
+            function_call_ipis: 4000,
         };
         let text = costs.to_string();
         assert_eq!(
             text,
-            "linux-costs: idle=poll idle_driver=none cpus=4 iterations=1000 voluntary_switches=3998 involuntary_switches=12 rescheduling_ipis=4012"
+            "linux-costs: idle=poll idle_driver=none cpus=4 iterations=1000 voluntary_switches=3998 involuntary_switches=12 rescheduling_ipis=12 function_call_ipis=4000"
         );
         assert_eq!(LinuxCosts::parse(&text), Some(costs.clone()));
         assert_eq!(costs.ipis_per_iteration(), Some(4.012));

@@ -47,6 +47,12 @@ pub fn power_off(code: ExitCode) -> ! {
         code.code(),
         code.label()
     ));
+    // A write to the console returns once Linux has the bytes, not once
+    // the UART has sent them: without this wait QEMU exited before the
+    // result line reached the serial port (seen at 4 vCPUs: the host got
+    // the success code and no result line, and failed the boot). Nothing
+    // to do if it fails: the host then misses lines and says so.
+    let _ = rustix::termios::tcdrain(std::io::stdout());
     let port = libc::c_ulong::from(DEBUG_EXIT_PORT);
     // SAFETY: ioperm(2) changes only this process's I/O permission bitmap;
     // `/init` runs as root with CAP_SYS_RAWIO.

@@ -128,6 +128,11 @@ fn run(params: params::PeerParams) -> std::io::Result<()> {
             before.rescheduling_ipis,
             after.rescheduling_ipis,
         )?,
+        function_call_ipis: grown(
+            "function-call IPIs",
+            before.function_call_ipis,
+            after.function_call_ipis,
+        )?,
     };
     say(&costs.to_string());
     Ok(())

@@ -127,7 +127,7 @@ fn run_linux_peer(args: &RunArgs) -> Result<()> {
     }
     if let Some(costs) = find_linux_costs(&outcome.serial) {
         println!(
-            "vigil: Linux paid {} rescheduling IPIs and {} context switches per iteration (idle={}, cpuidle driver {})",
+            "vigil: Linux paid {} wake IPIs (rescheduling and function-call) and {} context switches per iteration (idle={}, cpuidle driver {})",
             costs
                 .ipis_per_iteration()
                 .map_or_else(|| "-".to_string(), |ipis| format!("{ipis:.2}")),
