@@ -112,12 +112,12 @@ mod tests {
     #[test]
     fn a_row_is_summed_over_the_header_cpus() {
         assert_eq!(row_sum(INTERRUPTS_2_CPUS, RESCHEDULING_ROW), Some((2, 518)));
-        assert_eq!(row_sum(INTERRUPTS_2_CPUS, FUNCTION_CALL_ROW), Some((2, 195)));
         assert_eq!(
-            row_sum(
-                &INTERRUPTS_2_CPUS.replace("RES:", "XYZ:"),
-                RESCHEDULING_ROW
-            ),
+            row_sum(INTERRUPTS_2_CPUS, FUNCTION_CALL_ROW),
+            Some((2, 195))
+        );
+        assert_eq!(
+            row_sum(&INTERRUPTS_2_CPUS.replace("RES:", "XYZ:"), RESCHEDULING_ROW),
             None
         );
         assert_eq!(

@@ -105,7 +105,9 @@ fn run(params: params::PeerParams) -> std::io::Result<()> {
     let (before, after) = (timed.before, timed.after);
     let grown = |what: &str, before: u64, after: u64| {
         after.checked_sub(before).ok_or_else(|| {
-            std::io::Error::other(format!("{what} went down over the loop: {before} -> {after}"))
+            std::io::Error::other(format!(
+                "{what} went down over the loop: {before} -> {after}"
+            ))
         })
     };
     let costs = LinuxCosts {

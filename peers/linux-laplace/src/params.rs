@@ -60,7 +60,9 @@ mod tests {
     #[test]
     fn the_peers_keys_parse_with_the_kernels_defaults() {
         assert_eq!(
-            parse(&words("workload=laplace size=16 iterations=50 pool=steal seed=1")),
+            parse(&words(
+                "workload=laplace size=16 iterations=50 pool=steal seed=1"
+            )),
             Ok(PeerParams {
                 size: 16,
                 iterations: 50,

@@ -31,17 +31,19 @@ pub fn run(grids: &Arc<Grids>, iterations: usize) -> std::io::Result<TimedLoop> 
     for worker in 1..workers {
         let grids = Arc::clone(grids);
         let barrier = Arc::clone(&barrier);
-        handles.push(thread::Builder::new().spawn(move || -> std::io::Result<()> {
-            let pinned = pin_to(worker);
-            // Every thread takes part in every barrier, pinned or not, so
-            // that a failed pin cannot leave the others waiting forever.
-            barrier.wait();
-            for iteration in 0..iterations {
-                grids.compute_block(iteration, worker);
+        handles.push(
+            thread::Builder::new().spawn(move || -> std::io::Result<()> {
+                let pinned = pin_to(worker);
+                // Every thread takes part in every barrier, pinned or not, so
+                // that a failed pin cannot leave the others waiting forever.
                 barrier.wait();
-            }
-            pinned
-        })?);
+                for iteration in 0..iterations {
+                    grids.compute_block(iteration, worker);
+                    barrier.wait();
+                }
+                pinned
+            })?,
+        );
     }
     // Start together: every thread created, pinned and waiting.
     barrier.wait();

@@ -77,8 +77,10 @@ impl BenchRun {
         // A Linux boot that passed is a measurement only with its cost line,
         // from the Linux it was meant to boot (its idle choice read back
         // from /proc/cmdline).
-        let linux_problem = configuration.boot.linux_idle.and_then(|idle| {
-            match &linux_costs {
+        let linux_problem = configuration
+            .boot
+            .linux_idle
+            .and_then(|idle| match &linux_costs {
                 None => Some("the Linux peer printed no cost line".to_string()),
                 Some(costs) if costs.idle != idle => Some(format!(
                     "the Linux peer ran with idle={}, not idle={}",
@@ -86,8 +88,7 @@ impl BenchRun {
                     idle.name()
                 )),
                 Some(_) => None,
-            }
-        });
+            });
         if record.class == RunClass::Passed
             && let Some(problem) = linux_problem
         {

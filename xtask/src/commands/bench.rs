@@ -8,14 +8,14 @@ use crate::bench::plan::{BenchConfig, Configuration};
 use crate::bench::plots::write_plots;
 use crate::bench::report::{self as bench_report, BenchJson, RunJson};
 use crate::bench::runner::{BenchGuest, BenchRun, BootStatus, Kernels, run_bench};
-use crate::cli::Peer;
-use crate::runner::linux_peer::build_linux_peer;
 use crate::campaign::json_file::write_json;
 use crate::cli::BenchArgs;
+use crate::cli::Peer;
 use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
 use crate::runner::install::ensure_qemu;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
+use crate::runner::linux_peer::build_linux_peer;
 use crate::runner::process_cpu_time::clock_ticks_per_second;
 
 /// The benchmark the command line asks for.

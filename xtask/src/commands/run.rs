@@ -2,17 +2,17 @@
 //! succeed only if the kernel wrote the success code.
 
 use crate::cli::{Peer, RunArgs};
-use crate::guest::linux_costs::find_linux_costs;
-use crate::runner::linux_peer::build_linux_peer;
-use crate::runner::qemu::{Guest, run_guest};
-use vigil_proto::linux_peer::LinuxIdle;
 use crate::error::{Result, XtaskError};
+use crate::guest::linux_costs::find_linux_costs;
 use crate::runner::bochs::{self, BochsConfig};
 use crate::runner::install::ensure_qemu;
 use crate::runner::kernel_build::{bios_image_with_params, build_kernel};
+use crate::runner::linux_peer::build_linux_peer;
 use crate::runner::platform::{Apic, Emulator, Machine};
 use crate::runner::qemu::{self, RunConfig};
+use crate::runner::qemu::{Guest, run_guest};
 use crate::runner::qemu_command::GDB_PORT;
+use vigil_proto::linux_peer::LinuxIdle;
 
 /// Runs one boot; the verdict line (`vigil: ok (...)` or
 /// `vigil: FAILED (...)`) is the last thing printed.

@@ -132,7 +132,9 @@ fn download_and_unpack(package: &str, unpacked: &Path) -> Result<()> {
     eprintln!("xtask: downloading Debian's {package} (apt-get download)");
     with_update_on_failure(&format!("apt-get download {package}"), || {
         let mut command = Command::new("apt-get");
-        command.args(["download", package]).current_dir(scratch.path());
+        command
+            .args(["download", package])
+            .current_dir(scratch.path());
         output_of(command).map(drop)
     })?;
     let deb = fs::read_dir(scratch.path())
@@ -169,10 +171,8 @@ pub fn ensure_debian_kernel() -> Result<DebianKernel> {
             )));
         }
     }
-    let package = with_update_on_failure(
-        &format!("resolving {KERNEL_METAPACKAGE}"),
-        resolve_package,
-    )?;
+    let package =
+        with_update_on_failure(&format!("resolving {KERNEL_METAPACKAGE}"), resolve_package)?;
     let unpacked = linux_peer_dir().join("debian").join(&package);
     if find_vmlinuz(&unpacked).is_none() {
         download_and_unpack(&package, &unpacked)?;
@@ -196,7 +196,9 @@ mod tests {
         );
         assert_eq!(parse_depends("linux-image-cloud-amd64\n"), None);
         assert_eq!(
-            parse_depends("x\n  Depends: initramfs-tools\n  Depends: linux-image-6.1.0-9-cloud-amd64\n"),
+            parse_depends(
+                "x\n  Depends: initramfs-tools\n  Depends: linux-image-6.1.0-9-cloud-amd64\n"
+            ),
             Some("linux-image-6.1.0-9-cloud-amd64".to_string())
         );
     }

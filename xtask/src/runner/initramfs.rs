@@ -53,7 +53,14 @@ fn pad_to_4(out: &mut Vec<u8>) {
 }
 
 /// One header, its name and its data, each padded to 4 bytes.
-fn write_header(out: &mut Vec<u8>, inode: u32, mode: u32, rdev: (u32, u32), path: &str, data: &[u8]) {
+fn write_header(
+    out: &mut Vec<u8>,
+    inode: u32,
+    mode: u32,
+    rdev: (u32, u32),
+    path: &str,
+    data: &[u8],
+) {
     let nlink = if mode & S_IFDIR != 0 { 2 } else { 1 };
     let fields: [u32; 13] = [
         inode,

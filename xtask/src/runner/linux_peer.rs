@@ -68,7 +68,10 @@ fn build_program() -> Result<PathBuf> {
             "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
             "-C target-feature=+crt-static -C strip=debuginfo",
         );
-    eprintln!("xtask: building the Linux peer's /init: {}", display_command(&command));
+    eprintln!(
+        "xtask: building the Linux peer's /init: {}",
+        display_command(&command)
+    );
     let status = command
         .status()
         .map_err(|err| XtaskError::failed(format!("could not run cargo: {err}")))?;

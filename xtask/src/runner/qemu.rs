@@ -19,14 +19,14 @@ use crate::guest::verdict::{self, QemuExit, Verdict};
 use crate::guest::vigil_stats::VigilStats;
 use crate::runner::install;
 use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::linux_peer::{LinuxPeerArtifacts, kernel_cmdline};
 use crate::runner::monitor::Monitor;
 use crate::runner::platform::{Apic, Machine};
 use crate::runner::process::{Echo, KilledOnDrop, LineObserver};
 use crate::runner::process_cpu_time;
-use crate::runner::linux_peer::{LinuxPeerArtifacts, kernel_cmdline};
 use crate::runner::qemu_command::{BootMedia, QemuArgs, qemu_args};
-use vigil_proto::linux_peer::{LinuxIdle, PEER_KEYS};
 use crate::runner::workspace::display_command;
+use vigil_proto::linux_peer::{LinuxIdle, PEER_KEYS};
 
 /// Default number of vCPUs.
 pub const DEFAULT_SMP: u32 = 4;
