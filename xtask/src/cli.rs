@@ -677,6 +677,59 @@ mod tests {
     }
 
     #[test]
+    fn the_linux_peer_options() {
+        use crate::bench::plan::Variant;
+        use vigil_proto::linux_peer::LinuxIdle;
+        let run = run_args(&["run", "--peer", "linux", "--linux-idle", "poll", "size=16"]);
+        assert_eq!(run.peer, Some(Peer::Linux));
+        assert_eq!(run.linux_idle, Some(LinuxIdle::Poll));
+        for args in [
+            &["run", "--linux-idle", "poll"][..],
+            &["run", "--peer", "linux", "--linux-idle", "halt"],
+            &["run", "--peer", "bsd"],
+            &["bench", "--variants", "sm-steal,linux-pinned"],
+            &["bench", "--variants", "bogus"],
+        ] {
+            assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
+        }
+        let config = commands::bench::config_from_args(&bench_args(&[
+            "bench",
+            "--peer",
+            "linux",
+            "--variants",
+            "sm-steal,idle-poll",
+        ]));
+        assert_eq!(
+            config.variants,
+            [
+                Variant::StateMachine,
+                Variant::IdlePoll,
+                Variant::LinuxPinned,
+                Variant::LinuxSteal,
+                Variant::LinuxPollPinned,
+                Variant::LinuxPollSteal
+            ]
+        );
+        let quick =
+            commands::bench::config_from_args(&bench_args(&["bench", "--quick", "--peer", "linux"]));
+        assert!(quick.variants.contains(&Variant::LinuxPollSteal));
+        // What the peer cannot take is refused before anything is built.
+        let refused = |config: crate::runner::qemu::RunConfig| {
+            config.validate_for_linux_peer().unwrap_err().to_string()
+        };
+        let policy = crate::runner::qemu::RunConfig::with_params(&["policy=always-ipi"]);
+        assert!(refused(policy).contains("`policy=always-ipi` is Vigil's"));
+        let uefi = crate::runner::qemu::RunConfig {
+            uefi: true,
+            ..crate::runner::qemu::RunConfig::default()
+        };
+        assert!(refused(uefi).contains("--uefi"));
+        crate::runner::qemu::RunConfig::with_params(&["size=64", "pool=pinned", "iterations=10"])
+            .validate_for_linux_peer()
+            .unwrap();
+    }
+
+    #[test]
     fn smp_error_names_the_range() {
         let err = parse(&["run", "--smp", "300"]).unwrap_err().to_string();
         assert!(err.contains("1..=256"), "{err}");

@@ -20,6 +20,9 @@ pub const PEER_KEYS: [Key; 5] = [
     Key::Seed,
 ];
 
+/// The key of Linux's idle choice on its command line.
+const IDLE_WORD: &str = "idle=";
+
 /// How the peer's Linux idles (the kernel command line's `idle=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(
@@ -49,12 +52,12 @@ impl LinuxIdle {
         }
     }
 
-    /// Its name: `default` or `poll`.
+    /// Its name: `default`, or the value of its `idle=` word (`poll`).
     #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::Poll => "poll",
+    pub fn name(self) -> &'static str {
+        match self.kernel_word() {
+            None => "default",
+            Some(word) => word.strip_prefix(IDLE_WORD).unwrap_or(word),
         }
     }
 
@@ -66,7 +69,7 @@ impl LinuxIdle {
         match cmdline
             .split_whitespace()
             .take_while(|word| *word != "--")
-            .filter(|word| word.starts_with("idle="))
+            .filter(|word| word.starts_with(IDLE_WORD))
             .last()
         {
             Some(word) if Some(word) == Self::Poll.kernel_word() => Self::Poll,
@@ -84,7 +87,7 @@ pub const LOOP_START: &str = "linux-laplace: iterations start";
 pub const COSTS_PREFIX: &str = "linux-costs: ";
 
 /// What Linux paid for the peer's fork-join rounds, measured by the peer
-/// around its timed loop: `linux-costs: idle=default
+/// around its timed loop: `linux-costs: idle_choice=default
 /// idle_driver=none cpus=4 iterations=1000 voluntary_switches=3998
 /// involuntary_switches=12 rescheduling_ipis=1 function_call_ipis=4012`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +121,7 @@ impl fmt::Display for LinuxCosts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{COSTS_PREFIX}idle={} idle_driver={} cpus={} iterations={} voluntary_switches={} involuntary_switches={} rescheduling_ipis={} function_call_ipis={}",
+            "{COSTS_PREFIX}idle_choice={} idle_driver={} cpus={} iterations={} voluntary_switches={} involuntary_switches={} rescheduling_ipis={} function_call_ipis={}",
             self.idle.name(),
             self.idle_driver,
             self.cpus,
@@ -145,7 +148,7 @@ impl LinuxCosts {
         let number = |name: &str| field(name)?.parse::<u64>().ok();
         let idle = LinuxIdle::ALL
             .into_iter()
-            .find(|idle| Some(idle.name()) == field("idle"))?;
+            .find(|idle| Some(idle.name()) == field("idle_choice"))?;
         Some(Self {
             idle,
             idle_driver: field("idle_driver")?.into(),
@@ -196,16 +199,18 @@ mod tests {
         let text = costs.to_string();
         assert_eq!(
             text,
-            "linux-costs: idle=poll idle_driver=none cpus=4 iterations=1000 voluntary_switches=3998 involuntary_switches=12 rescheduling_ipis=12 function_call_ipis=4000"
+            "linux-costs: idle_choice=poll idle_driver=none cpus=4 iterations=1000 voluntary_switches=3998 involuntary_switches=12 rescheduling_ipis=12 function_call_ipis=4000"
         );
         assert_eq!(LinuxCosts::parse(&text), Some(costs.clone()));
         assert_eq!(costs.ipis_per_iteration(), Some(4.012));
         assert_eq!(costs.switches_per_iteration(), Some(4.01));
-        assert_eq!(LinuxCosts::parse("linux-costs: idle=poll"), None);
+        assert_eq!(LinuxCosts::parse("linux-costs: idle_choice=poll"), None);
         assert_eq!(
-            LinuxCosts::parse(&text.replace("idle=poll", "idle=halt")),
+            LinuxCosts::parse(&text.replace("idle_choice=poll", "idle_choice=halt")),
             None
         );
+        assert_eq!(LinuxIdle::Poll.name(), "poll");
+        assert_eq!(LinuxIdle::Default.name(), "default");
     }
 
     #[test]

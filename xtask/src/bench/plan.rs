@@ -656,6 +656,55 @@ mod tests {
     }
 
     #[test]
+    fn linux_variants_boot_the_peer_with_their_limit_from_its_loop() {
+        let mut config = BenchConfig::standard(vec![8], 1);
+        config.variants = vec![Variant::StateMachine];
+        config.variants.extend(Variant::LINUX);
+        let configurations = config.configurations();
+        // sm-steal in all three sections, the four Linux variants in the
+        // two grid sections only.
+        assert_eq!(configurations.len(), 3 + 2 * 4);
+        let poll = configurations
+            .iter()
+            .find(|c| c.section == Section::SyncHeavy && c.variant == Variant::LinuxPollPinned)
+            .unwrap();
+        assert_eq!(
+            poll.boot.params.join(" "),
+            "workload=laplace seed=1 size=64 iterations=1000 pool=pinned"
+        );
+        assert_eq!(poll.boot.linux_idle, Some(LinuxIdle::Poll));
+        assert_eq!(
+            poll.boot.limit_after_mark,
+            Some(MarkLimit {
+                mark: LOOP_START.to_string(),
+                limit_s: GRID_TIMEOUT_S
+            })
+        );
+        assert_eq!(
+            poll.boot.timeout_s,
+            GRID_TIMEOUT_S + linux_boot_allowance_s(8)
+        );
+        assert!(
+            poll.boot
+                .reproduce
+                .starts_with("cargo xtask run --peer linux --linux-idle poll --smp 8 "),
+            "{}",
+            poll.boot.reproduce
+        );
+        let steal = configurations
+            .iter()
+            .find(|c| c.section == Section::ComputeHeavy && c.variant == Variant::LinuxSteal)
+            .unwrap();
+        assert_eq!(steal.boot.linux_idle, Some(LinuxIdle::Default));
+        assert!(steal.boot.params.contains(&"pool=steal".to_string()));
+        assert_eq!(
+            Variant::LinuxPollSteal.describe(),
+            "--peer linux (Debian's kernel, idle=poll) pool=steal"
+        );
+        assert_eq!(config.booted_variants().len(), 5);
+    }
+
+    #[test]
     fn rounds_interleave_configurations() {
         let config = BenchConfig::standard(vec![1, 2], 3);
         let schedule = config.schedule();
