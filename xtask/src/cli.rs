@@ -710,8 +710,9 @@ mod tests {
                 Variant::LinuxPollSteal
             ]
         );
-        let quick =
-            commands::bench::config_from_args(&bench_args(&["bench", "--quick", "--peer", "linux"]));
+        let quick = commands::bench::config_from_args(&bench_args(&[
+            "bench", "--quick", "--peer", "linux",
+        ]));
         assert!(quick.variants.contains(&Variant::LinuxPollSteal));
         // What the peer cannot take is refused before anything is built.
         let refused = |config: crate::runner::qemu::RunConfig| {
