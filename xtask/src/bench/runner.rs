@@ -262,6 +262,45 @@ mod tests {
         }
     }
 
+    /// A Linux boot that passed is a measurement only with its cost line,
+    /// from the idle choice its variant asked for.
+    #[test]
+    fn a_linux_boot_needs_its_cost_line_with_its_idle_choice() {
+        use crate::bench::plan::{BenchConfig, Section, Variant};
+        let mut config = BenchConfig::standard(vec![2], 1);
+        config.variants = Variant::LINUX.to_vec();
+        let configuration = config
+            .configurations()
+            .into_iter()
+            .find(|c| c.section == Section::SyncHeavy && c.variant == Variant::LinuxPollPinned)
+            .unwrap();
+        let costs = |idle: &str| {
+            format!(
+                "[c0] linux-costs: idle_choice={idle} idle_driver=none cpus=2 iterations=1000 voluntary_switches=2000 involuntary_switches=0 rescheduling_ipis=1 function_call_ipis=1999\n"
+            )
+        };
+        let with_serial = |serial: String| {
+            // grid_boot's record is a passed boot (its own run, judged
+            // without a cost line, is not what this test looks at).
+            let mut record = grid_boot(configuration.clone(), Some(100)).record;
+            record.class = RunClass::Passed;
+            record.serial = serial;
+            BenchRun::of(&configuration, 1, record)
+        };
+        let none = with_serial(String::new());
+        assert_eq!(none.status, BootStatus::Failed);
+        assert_eq!(none.record.reason, "the Linux peer printed no cost line");
+        let wrong = with_serial(costs("default"));
+        assert_eq!(wrong.status, BootStatus::Failed);
+        assert_eq!(
+            wrong.record.reason,
+            "the Linux peer ran with idle=default, not idle=poll"
+        );
+        let right = with_serial(costs("poll"));
+        assert_eq!(right.status, BootStatus::Ok);
+        assert_eq!(right.ipis_per_iteration(), Some(2.0));
+    }
+
     #[test]
     fn idle_cost_is_cpu_over_wall_between_the_marks() {
         let record = record_with_marks(vec![mark(IDLE_START, 2.0, 1.5), mark(IDLE_END, 5.0, 1.56)]);
