@@ -50,7 +50,8 @@ pub struct ConfigSummary {
     pub timed_out: usize,
     /// Boots that failed otherwise.
     pub failed: usize,
-    /// The limit, s (for "timed out (> S s)").
+    /// The limit on the workload, s (for "timed out (> S s)"): the boot's,
+    /// or the Linux peer's from its loop on.
     pub timeout_s: u64,
     /// Guest time of the grid workload, ms.
     pub time_ms: Option<Spread>,
@@ -114,7 +115,7 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 ok: ok.len(),
                 timed_out: count(BootStatus::TimedOut),
                 failed: count(BootStatus::Failed),
-                timeout_s: configuration.boot.timeout_s,
+                timeout_s: configuration.boot.workload_limit_s(),
                 time_ms: Spread::of(ok.iter().filter_map(|run| run.guest_ms())),
                 per_core: PerCoreSpreads::of(&totals),
                 ipis_per_iteration: Spread::of(

@@ -138,6 +138,14 @@ impl BootSpec {
         }
     }
 
+    /// The limit on the workload, s: the limit after the mark where there
+    /// is one (the Linux peer's loop), else the boot's.
+    pub fn workload_limit_s(&self) -> u64 {
+        self.limit_after_mark
+            .as_ref()
+            .map_or(self.timeout_s, |limit| limit.limit_s)
+    }
+
     /// The Bochs runner's configuration for it (`None` for a QEMU boot).
     pub fn bochs_config(&self) -> Option<BochsConfig> {
         Some(BochsConfig {

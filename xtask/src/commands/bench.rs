@@ -174,9 +174,16 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
             "{:.3} host cores over {:.2} s",
             idle.host_cpu_per_wall, idle.wall_s
         ),
-        (BootStatus::TimedOut, _, _) => {
-            format!("timed out (> {} s)", configuration.boot.timeout_s)
-        }
+        (BootStatus::TimedOut, _, _) => match &configuration.boot.limit_after_mark {
+            Some(limit) if run.record.mark(&limit.mark).is_some() => {
+                format!("timed out (its loop past {} s)", limit.limit_s)
+            }
+            Some(_) => format!(
+                "timed out (its boot did not reach its loop in {} s)",
+                configuration.boot.timeout_s
+            ),
+            None => format!("timed out (> {} s)", configuration.boot.timeout_s),
+        },
         _ => format!("{}: {}", run.record.class, run.record.reason),
     };
     let pool = run.pool().map_or_else(String::new, |pool| {
