@@ -28,6 +28,8 @@ fn quick_bench_writes_every_field() {
         smp: vec![],
         runs: 1,
         sections: vec![],
+        variants: vec![],
+        peers: vec![],
         json: Some(json_path.clone()),
         plot: dir.path().join("plots"),
         quick: true,
@@ -96,6 +98,7 @@ fn quick_bench_writes_every_field() {
                 "stats",
                 "totals",
                 "idle",
+                "linux_costs",
                 "serial",
                 "pool",
                 // The boot record stress keeps too.

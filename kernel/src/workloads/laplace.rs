@@ -4,15 +4,10 @@
 //! then the residual and a checksum of the final grid.
 //!
 //! The arithmetic is integer fixed point so the result is bit-for-bit the
-//! same at every core count and on the host (xtask recomputes it):
-//! - values are `i64` with [`ONE`] = 1.0; the top boundary row is `ONE`, the
-//!   other boundaries and the initial interior are 0;
-//! - each interior point becomes `(up + down + left + right) >> 2`
-//!   (arithmetic shift, i.e. floor division by 4);
-//! - the residual is the sum over interior points of `|new - old|` in the
-//!   last iteration (integer addition: order-independent);
-//! - the checksum is FNV-1a 64 over the final grid's values, row-major, each
-//!   value as 8 little-endian bytes.
+//! same at every core count and on the host (xtask recomputes it); it is
+//! defined once in [`vigil_proto::laplace_grid`] (boundary values, the
+//! update, the blocks and chunks, the checksum), which the Linux peer's
+//! program uses too.
 
 use crate::arch::tsc;
 use crate::params::{Key, Pool, Workload};
@@ -23,12 +18,8 @@ use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use vigil_proto::laplace_grid::{self, Fnv1a64};
 use vigil_proto::serial_line::{GridResult, GridWorkload};
-
-/// Fixed-point 1.0.
-pub const ONE: i64 = 1 << 30;
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// What a Laplace run produced.
 #[derive(Debug, Clone, Copy)]
@@ -81,17 +72,8 @@ pub struct Grids {
 
 fn initial_grid(size: usize) -> Vec<AtomicI64> {
     (0..size * size)
-        .map(|k| AtomicI64::new(if k < size { ONE } else { 0 }))
+        .map(|k| AtomicI64::new(laplace_grid::initial_value(size, k)))
         .collect()
-}
-
-/// The interior rows of block `block` of `workers`: contiguous, sizes differ
-/// by at most one.
-fn block_rows(size: usize, workers: usize, block: usize) -> core::ops::Range<usize> {
-    let interior = size - 2;
-    let start = 1 + interior * block / workers;
-    let end = 1 + interior * (block + 1) / workers;
-    start..end
 }
 
 /// Computes block `block` of the current iteration.
@@ -109,13 +91,13 @@ pub fn compute_block(g: &Grids, block: usize) {
     // workers' by the fork-join hand-offs (wake = release, park = acquire,
     // latch count-down = release/acquire), and within a round no two workers
     // write the same point or read a point written in the same round.
-    for i in block_rows(n, g.workers, block) {
+    for i in laplace_grid::block_rows(n, g.workers, block) {
         for j in 1..n - 1 {
             let up = src[(i - 1) * n + j].load(Ordering::Relaxed);
             let down = src[(i + 1) * n + j].load(Ordering::Relaxed);
             let left = src[i * n + j - 1].load(Ordering::Relaxed);
             let right = src[i * n + j + 1].load(Ordering::Relaxed);
-            let new = (up + down + left + right) >> 2;
+            let new = laplace_grid::relax(up, down, left, right);
             if record {
                 residual += (new - src[i * n + j].load(Ordering::Relaxed)).abs();
             }
@@ -128,14 +110,11 @@ pub fn compute_block(g: &Grids, block: usize) {
 }
 
 fn checksum(grid: &[AtomicI64]) -> u64 {
-    let mut hash = FNV_OFFSET;
+    let mut hash = Fnv1a64::new();
     for value in grid {
-        for byte in value.load(Ordering::Relaxed).to_le_bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(FNV_PRIME);
-        }
+        hash.write_i64(value.load(Ordering::Relaxed));
     }
-    hash
+    hash.finish()
 }
 
 impl core::fmt::Debug for Grids {
@@ -226,35 +205,18 @@ pub fn check_grid_fits(size: usize, workload: Workload) -> Result<(), alloc::str
 
 /// How many workers a grid of side `size` gets on this machine.
 pub fn worker_count(size: usize) -> usize {
-    cores::count().min(size - 2).max(1)
+    laplace_grid::worker_count(size, cores::count())
 }
-
-/// About how much work, in grid points, one stealable chunk has (the grid's
-/// interior is split evenly into whole rows, so a chunk can be a little
-/// under it: 2 chunks of 31 rows of 62 points for 64×64). A chunk costs a
-/// lock, a queue pop, a latch count and, for a core woken to run it, a
-/// search wake, besides its rows. Measured here (2 host cores, TCG, release,
-/// sync-heavy 64×64): with one chunk per core the grid at 32 vCPUs was 32
-/// chunks of 2 rows and took 190-320 ms; chunk floors of 250, 500, 1000 and
-/// 2000 points (13, 7, 4 and 2 chunks at 32 vCPUs) took 147-267, 137-148,
-/// 92-132 and 35-52 ms at 32 vCPUs and were alike at 2. A floor suits the
-/// host it was measured on: with more host cores than 2, more (smaller)
-/// chunks could run at once (see the README, "Work-conserving wakeups").
-pub const MIN_CHUNK_POINTS: usize = 2000;
 
 /// How many blocks a round of a grid of side `size` is split into: one per
 /// worker core with the pinned pool; with the stealing pool, as many
-/// chunks of about [`MIN_CHUNK_POINTS`] as the grid holds (whole rows),
-/// at most one per core.
+/// chunks of about [`laplace_grid::MIN_CHUNK_POINTS`] as the grid holds
+/// (whole rows), at most one per core.
 pub fn block_count(size: usize, pool: Pool) -> usize {
     let workers = worker_count(size);
     match pool {
         Pool::Pinned => workers,
-        Pool::Steal => {
-            let interior = size - 2;
-            let rows_per_chunk = MIN_CHUNK_POINTS.div_ceil(interior);
-            workers.min(interior.div_ceil(rows_per_chunk)).max(1)
-        }
+        Pool::Steal => laplace_grid::stealable_chunks(size, workers),
     }
 }
 
