@@ -28,11 +28,14 @@ fn quick_bench_writes_every_field() {
         smp: vec![],
         runs: 1,
         sections: vec![],
+        variants: vec![],
+        peers: vec![],
         json: Some(json_path.clone()),
         plot: dir.path().join("plots"),
         quick: true,
         grid_timeout_s: 60,
         apic: xtask::Apic::Xapic,
+        arch: xtask::Arch::X86_64,
     };
     xtask::commands::bench::run(&args).unwrap_or_else(|err| panic!("bench --quick: {err}"));
 
@@ -95,6 +98,7 @@ fn quick_bench_writes_every_field() {
                 "stats",
                 "totals",
                 "idle",
+                "linux_costs",
                 "serial",
                 "pool",
                 // The boot record stress keeps too.

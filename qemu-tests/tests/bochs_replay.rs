@@ -1,7 +1,8 @@
 //! Bochs boots are deterministic: the same image, core count and Bochs
-//! settings (`clock: sync=none`, fixed `ips`, `quantum` and `time0`) print
-//! the same serial output byte for byte, and a recorded boot (a racy-flag
-//! lost wakeup, committed in `recordings/`) replays exactly.
+//! settings (`clock: sync=none`, fixed `ips`, turn and `time0`) print the
+//! same serial output byte for byte, and a recorded boot (a racy-flag lost
+//! wakeup, committed in `recordings/`) replays exactly, also under the
+//! debugger's watchpoints.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -128,10 +129,11 @@ fn a_recorded_lost_wakeup_replays_byte_for_byte() {
     );
 }
 
-/// `replay --explain` of the committed lost wakeup: the watched boot fails
-/// as recorded, and the accesses before the lost halt are seed 004's
-/// interleaving (the victim's inbox check finds it empty, a waker pushes
-/// and reads the victim's state as not halted, the victim halts).
+/// `replay --explain` of the committed lost wakeup: the watched boot prints
+/// the recording byte for byte (its stops fall between rounds of
+/// 1-instruction turns), and the accesses before the lost halt are seed
+/// 004's interleaving (the victim's inbox check finds it empty, a waker
+/// pushes and reads the victim's state as not halted, the victim halts).
 #[test]
 fn a_recorded_lost_wakeup_explains_itself_as_the_racy_check() {
     let _one = one_at_a_time();
@@ -145,6 +147,14 @@ fn a_recorded_lost_wakeup_explains_itself_as_the_racy_check() {
     let explanation = xtask::stress::explain::explain(&recording, &kernel, &victim, false)
         .unwrap_or_else(|err| panic!("explain failed to run: {err}"));
     let report = explanation.report(Path::new("(not written)"));
+    assert!(
+        explanation.exact,
+        "the recording ran in 5-instruction turns"
+    );
+    assert_eq!(
+        explanation.watched_difference, None,
+        "the watched boot is not the recorded execution:\n{report}"
+    );
     assert!(explanation.is_complete(), "{report}");
     let [check, push, read, halt] = explanation
         .racy_check

@@ -61,10 +61,17 @@ pub struct BochsArgs {
     /// ips=`; default 50000000).
     #[arg(long, value_name = "IPS", value_parser = crate::runner::bochs::parse_ips)]
     pub bochs_ips: Option<u64>,
-    /// Under Bochs: instructions a CPU runs before the next one's turn
-    /// (`cpu: quantum=`, 1..=32; default 16).
+    /// Under Bochs: `cpu: quantum=` (1..=32; default 16), read only by a
+    /// Bochs built without its debugger (Debian's has it, and there it
+    /// changes nothing: see --bochs-turn).
     #[arg(long, value_name = "Q", value_parser = crate::runner::bochs::parse_quantum)]
     pub bochs_quantum: Option<u32>,
+    /// Under Bochs: instructions each CPU runs per turn, 1 (the
+    /// debugger's `s all`, default: `replay --explain` then watches the
+    /// recorded execution itself) or 5 (its `continue`); it moves the
+    /// interleaving.
+    #[arg(long, value_name = "N", value_parser = crate::runner::bochs::parse_turn)]
+    pub bochs_turn: Option<u32>,
     /// Under Bochs: the CMOS clock's start, seconds since 1970 (`clock:
     /// time0=`; default 946684800, 2000-01-01).
     #[arg(long, value_name = "SECONDS", value_parser = crate::runner::bochs::parse_time0)]
@@ -78,17 +85,20 @@ impl BochsArgs {
         crate::runner::bochs::BochsSettings {
             ips: self.bochs_ips.unwrap_or(defaults.ips),
             quantum: self.bochs_quantum.unwrap_or(defaults.quantum),
+            turn: self.bochs_turn.unwrap_or(defaults.turn),
             time0: self.bochs_time0.unwrap_or(defaults.time0),
         }
     }
 
     /// A usage error when a Bochs setting is given for another emulator.
     pub fn check_emulator(&self, emulator: Emulator) -> crate::error::Result<()> {
-        let given =
-            self.bochs_ips.is_some() || self.bochs_quantum.is_some() || self.bochs_time0.is_some();
+        let given = self.bochs_ips.is_some()
+            || self.bochs_quantum.is_some()
+            || self.bochs_turn.is_some()
+            || self.bochs_time0.is_some();
         if given && emulator != Emulator::Bochs {
             return Err(XtaskError::usage(
-                "--bochs-ips, --bochs-quantum and --bochs-time0 are Bochs settings: they need --emulator bochs",
+                "--bochs-ips, --bochs-quantum, --bochs-turn and --bochs-time0 are Bochs settings: they need --emulator bochs",
             ));
         }
         Ok(())
@@ -115,6 +125,40 @@ pub struct ReplayArgs {
     /// them, with cores and functions, up to the lost halt.
     #[arg(long)]
     pub explain: bool,
+}
+
+/// A kernel other than Vigil booted on the same emulated machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Peer {
+    /// Debian's own Linux kernel (`linux-image-*-cloud-amd64`, fetched with
+    /// apt and unpacked under target/), with an initramfs whose `/init`
+    /// runs the same Laplace.
+    Linux,
+}
+
+/// Parses one of `--variants`: a Vigil variant's name as the bench's
+/// tables show it.
+pub fn parse_bench_variant(text: &str) -> Result<crate::bench::plan::Variant, String> {
+    use crate::bench::plan::Variant;
+    Variant::ALL
+        .into_iter()
+        .find(|variant| variant.name() == text)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Variant::ALL.iter().map(|variant| variant.name()).collect();
+            format!("`{text}`: expected one of {}", names.join(", "))
+        })
+}
+
+/// Parses `--linux-idle`: `default` or `poll`.
+pub fn parse_linux_idle(text: &str) -> Result<vigil_proto::linux_peer::LinuxIdle, String> {
+    use vigil_proto::linux_peer::LinuxIdle;
+    LinuxIdle::ALL
+        .into_iter()
+        .find(|idle| idle.name() == text)
+        .ok_or_else(|| {
+            let names: Vec<&str> = LinuxIdle::ALL.iter().map(|idle| idle.name()).collect();
+            format!("`{text}`: expected one of {}", names.join(", "))
+        })
 }
 
 /// Options shared by everything that builds the kernel.
@@ -193,6 +237,15 @@ pub struct RunArgs {
     /// fail the run if the guest's own count differs.
     #[arg(long)]
     pub ipi_oracle: bool,
+    /// Boot a peer instead of Vigil on the same machine: `linux` (Debian's
+    /// kernel; its `/init` runs Laplace with the parameters `workload`,
+    /// `size`, `iterations`, `pool`, `seed`).
+    #[arg(long, value_enum)]
+    pub peer: Option<Peer>,
+    /// With --peer linux: Linux's idle choice, `default` (its own) or
+    /// `poll` (`idle=poll` on its command line).
+    #[arg(long, value_name = "IDLE", value_parser = parse_linux_idle, requires = "peer")]
+    pub linux_idle: Option<vigil_proto::linux_peer::LinuxIdle>,
     /// Kernel boot parameters, `key=value` each (e.g. `workload=laplace size=64`).
     #[arg(value_name = "KEY=VALUE", value_parser = crate::guest::settings::parse_param)]
     pub params: Vec<String>,
@@ -319,6 +372,21 @@ pub struct BenchArgs {
         conflicts_with = "quick"
     )]
     pub sections: Vec<crate::bench::plan::Section>,
+    /// Vigil's variants to run, comma-separated (default: all; each section
+    /// runs those of its own that are listed).
+    #[arg(
+        long,
+        value_name = "V,V,...",
+        value_delimiter = ',',
+        value_parser = parse_bench_variant,
+        conflicts_with = "quick"
+    )]
+    pub variants: Vec<crate::bench::plan::Variant>,
+    /// Boot a peer too, interleaved with Vigil's boots: `linux` adds Debian's
+    /// kernel with Linux's own idle and with `idle=poll`, each with the
+    /// pinned pool and with rayon (grid sections only).
+    #[arg(long = "peer", value_name = "PEER", value_enum, value_delimiter = ',')]
+    pub peers: Vec<Peer>,
     /// Where to write every boot (default: DIR/bench.json of --plot).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -624,6 +692,60 @@ mod tests {
         ] {
             assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
         }
+    }
+
+    #[test]
+    fn the_linux_peer_options() {
+        use crate::bench::plan::Variant;
+        use vigil_proto::linux_peer::LinuxIdle;
+        let run = run_args(&["run", "--peer", "linux", "--linux-idle", "poll", "size=16"]);
+        assert_eq!(run.peer, Some(Peer::Linux));
+        assert_eq!(run.linux_idle, Some(LinuxIdle::Poll));
+        for args in [
+            &["run", "--linux-idle", "poll"][..],
+            &["run", "--peer", "linux", "--linux-idle", "halt"],
+            &["run", "--peer", "bsd"],
+            &["bench", "--variants", "sm-steal,linux-pinned"],
+            &["bench", "--variants", "bogus"],
+        ] {
+            assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
+        }
+        let config = commands::bench::config_from_args(&bench_args(&[
+            "bench",
+            "--peer",
+            "linux",
+            "--variants",
+            "sm-steal,idle-poll",
+        ]));
+        assert_eq!(
+            config.variants,
+            [
+                Variant::StateMachine,
+                Variant::IdlePoll,
+                Variant::LinuxPinned,
+                Variant::LinuxSteal,
+                Variant::LinuxPollPinned,
+                Variant::LinuxPollSteal
+            ]
+        );
+        let quick = commands::bench::config_from_args(&bench_args(&[
+            "bench", "--quick", "--peer", "linux",
+        ]));
+        assert!(quick.variants.contains(&Variant::LinuxPollSteal));
+        // What the peer cannot take is refused before anything is built.
+        let refused = |config: crate::runner::qemu::RunConfig| {
+            config.validate_for_linux_peer().unwrap_err().to_string()
+        };
+        let policy = crate::runner::qemu::RunConfig::with_params(&["policy=always-ipi"]);
+        assert!(refused(policy).contains("`policy=always-ipi` is Vigil's"));
+        let uefi = crate::runner::qemu::RunConfig {
+            uefi: true,
+            ..crate::runner::qemu::RunConfig::default()
+        };
+        assert!(refused(uefi).contains("--uefi"));
+        crate::runner::qemu::RunConfig::with_params(&["size=64", "pool=pinned", "iterations=10"])
+            .validate_for_linux_peer()
+            .unwrap();
     }
 
     #[test]

@@ -88,6 +88,11 @@ fn bochs_settings_need_bochs_and_a_range() {
         &["run", "--emulator", "bochs", "--bochs-quantum", "0"],
         "--bochs-quantum must be in 1..=32",
     );
+    assert_usage_error(&["run", "--bochs-turn", "1"], "they need --emulator bochs");
+    assert_usage_error(
+        &["stress", "--emulator", "bochs", "--bochs-turn", "16"],
+        "--bochs-turn must be 1 (`s all`) or 5 (`continue`)",
+    );
     assert_usage_error(
         &["run", "--emulator", "bochs", "--bochs-time0", "local"],
         "not a whole number",

@@ -15,13 +15,14 @@ use vigil_proto::wake_kind::WakeKind;
 use vigil_proto::{Policy, State};
 
 /// The source trees read, relative to the workspace root.
-const SOURCE_TREES: [&str; 6] = [
+const SOURCE_TREES: [&str; 7] = [
     "kernel/src",
     "kernel/proto/src",
     "kernel/wake/src",
     "xtask/src",
     "boot/src",
     "qemu-tests/src",
+    "peers/linux-laplace/src",
 ];
 
 /// Folders of test code inside those trees (the in-kernel test suite).

@@ -10,6 +10,10 @@
 //! * [`test_line`]: the in-kernel test suite's result lines;
 //! * [`serial_line`]: the core prefix, the grid workloads' result line, the
 //!   watchdog's and the idle workload's markers;
+//! * [`laplace_grid`]: the Laplace workload's arithmetic (boundary values,
+//!   update, blocks and chunks, checksum), shared by the kernel and the
+//!   Linux peer;
+//! * [`linux_peer`]: the Linux peer's keys, idle choice and cost line;
 //! * [`stats_line`]: the `VIGIL-STATS` record (its field list once; the
 //!   kernel prints it, the host deserialises it with feature `serde`);
 //! * [`wake_kind`]: the keys of the record's wake-latency histograms;
@@ -29,6 +33,8 @@ extern crate std;
 pub mod boot_params;
 pub mod debug_table;
 pub mod exit_code;
+pub mod laplace_grid;
+pub mod linux_peer;
 pub mod serial_line;
 pub mod stats_line;
 pub mod test_line;

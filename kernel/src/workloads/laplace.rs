@@ -5,15 +5,10 @@
 //! [`RoundPlan`] for that work chooses (how many blocks, which pool).
 //!
 //! The arithmetic is integer fixed point so the result is bit-for-bit the
-//! same at every core count and on the host (xtask recomputes it):
-//! - values are `i64` with [`ONE`] = 1.0; the top boundary row is `ONE`, the
-//!   other boundaries and the initial interior are 0;
-//! - each interior point becomes `(up + down + left + right) >> 2`
-//!   (arithmetic shift, i.e. floor division by 4);
-//! - the residual is the sum over interior points of `|new - old|` in the
-//!   last iteration (integer addition: order-independent);
-//! - the checksum is FNV-1a 64 over the final grid's values, row-major, each
-//!   value as 8 little-endian bytes.
+//! same at every core count and on the host (xtask recomputes it); it is
+//! defined once in [`vigil_proto::laplace_grid`] (boundary values, the
+//! update, the blocks and chunks, the checksum), which the Linux peer's
+//! program uses too.
 
 use crate::arch::tsc;
 use crate::params::{Key, Pool, Workload};
@@ -25,12 +20,8 @@ use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use vigil_proto::laplace_grid::{self, Fnv1a64};
 use vigil_proto::serial_line::{GridResult, GridWorkload};
-
-/// Fixed-point 1.0.
-pub const ONE: i64 = 1 << 30;
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// What a Laplace run produced.
 #[derive(Debug, Clone, Copy)]
@@ -86,17 +77,8 @@ pub struct Grids {
 
 fn initial_grid(size: usize) -> Vec<AtomicI64> {
     (0..size * size)
-        .map(|k| AtomicI64::new(if k < size { ONE } else { 0 }))
+        .map(|k| AtomicI64::new(laplace_grid::initial_value(size, k)))
         .collect()
-}
-
-/// The interior rows of block `block` of `workers`: contiguous, sizes differ
-/// by at most one.
-fn block_rows(size: usize, workers: usize, block: usize) -> core::ops::Range<usize> {
-    let interior = size - 2;
-    let start = 1 + interior * block / workers;
-    let end = 1 + interior * (block + 1) / workers;
-    start..end
 }
 
 /// Computes block `block` of the current iteration.
@@ -115,13 +97,13 @@ pub fn compute_block(g: &Grids, block: usize) {
     // workers' by the fork-join hand-offs (wake = release, park = acquire,
     // latch count-down = release/acquire), and within a round no two workers
     // write the same point or read a point written in the same round.
-    for i in block_rows(n, blocks, block) {
+    for i in laplace_grid::block_rows(n, blocks, block) {
         for j in 1..n - 1 {
             let up = src[(i - 1) * n + j].load(Ordering::Relaxed);
             let down = src[(i + 1) * n + j].load(Ordering::Relaxed);
             let left = src[i * n + j - 1].load(Ordering::Relaxed);
             let right = src[i * n + j + 1].load(Ordering::Relaxed);
-            let new = (up + down + left + right) >> 2;
+            let new = laplace_grid::relax(up, down, left, right);
             if record {
                 residual += (new - src[i * n + j].load(Ordering::Relaxed)).abs();
             }
@@ -134,14 +116,11 @@ pub fn compute_block(g: &Grids, block: usize) {
 }
 
 fn checksum(grid: &[AtomicI64]) -> u64 {
-    let mut hash = FNV_OFFSET;
+    let mut hash = Fnv1a64::new();
     for value in grid {
-        for byte in value.load(Ordering::Relaxed).to_le_bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(FNV_PRIME);
-        }
+        hash.write_i64(value.load(Ordering::Relaxed));
     }
-    hash
+    hash.finish()
 }
 
 impl core::fmt::Debug for Grids {
@@ -240,7 +219,7 @@ pub fn check_grid_fits(size: usize, workload: Workload) -> Result<(), alloc::str
 
 /// How many workers a grid of side `size` gets on this machine.
 pub fn worker_count(size: usize) -> usize {
-    cores::count().min(size - 2).max(1)
+    laplace_grid::worker_count(size, cores::count())
 }
 
 /// Runs Laplace on every core (called from a task on core 0): the first

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 use vigil_proto::boot_params::{self, ParamLine, Workload};
+use vigil_proto::linux_peer::{LOOP_START, LinuxIdle};
 
 use crate::campaign::boot_spec::BootSpec;
 use crate::campaign::plan::round_robin;
@@ -14,6 +15,7 @@ use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::guest::settings::{Backoff, Feature, Pool, WakePolicy};
 use crate::runner::kernel_build::BuildConfig;
 use crate::runner::platform::Arch;
+use crate::runner::qemu::MarkLimit;
 
 /// A kernel configuration under comparison. Every fork-join variant names
 /// its `pool=` (and `backoff=off` where it turns the poll before a halt
@@ -42,6 +44,15 @@ pub enum Variant {
     /// Release build, `policy=state-machine watchdog=off pool=steal`: what
     /// the default watchdog costs (sync-heavy only).
     WatchdogOff,
+    /// The Linux peer (`--peer linux`): Debian's kernel, Linux's own idle,
+    /// `pool=pinned` (one pinned thread per CPU, a barrier per iteration).
+    LinuxPinned,
+    /// The Linux peer, Linux's own idle, `pool=steal` (rayon).
+    LinuxSteal,
+    /// The Linux peer with `idle=poll`, `pool=pinned`.
+    LinuxPollPinned,
+    /// The Linux peer with `idle=poll`, `pool=steal`.
+    LinuxPollSteal,
 }
 
 impl Variant {
@@ -56,6 +67,14 @@ impl Variant {
         Self::IdlePoll,
         Self::Floor,
         Self::WatchdogOff,
+    ];
+
+    /// The Linux peer's variants (`--peer linux`), in table order.
+    pub const LINUX: [Self; 4] = [
+        Self::LinuxPinned,
+        Self::LinuxSteal,
+        Self::LinuxPollPinned,
+        Self::LinuxPollSteal,
     ];
 
     /// What `--quick` compares: the two pools under the state machine, the
@@ -82,10 +101,26 @@ impl Variant {
             Self::IdlePoll => Feature::IdlePoll.cargo_name(),
             Self::Floor => Workload::Floor.name(),
             Self::WatchdogOff => "sm-watchdog-off",
+            Self::LinuxPinned => "linux-pinned",
+            Self::LinuxSteal => "linux-steal",
+            Self::LinuxPollPinned => "linux-poll-pinned",
+            Self::LinuxPollSteal => "linux-poll-steal",
         }
     }
 
-    /// The kernel build it boots on `arch`.
+    /// The Linux peer's idle choice, for the Linux variants (`None`:
+    /// Vigil's kernel).
+    pub fn linux_idle(self) -> Option<LinuxIdle> {
+        match self {
+            Self::LinuxPinned | Self::LinuxSteal => Some(LinuxIdle::Default),
+            Self::LinuxPollPinned | Self::LinuxPollSteal => Some(LinuxIdle::Poll),
+            _ => None,
+        }
+    }
+
+    /// The kernel build it boots on `arch` (the Linux variants boot no
+    /// Vigil kernel: theirs is what a bench with `--peer linux` builds
+    /// besides).
     pub fn build(self, arch: Arch) -> BuildConfig {
         BuildConfig {
             release: true,
@@ -106,7 +141,11 @@ impl Variant {
             | Self::Floor
             | Self::WatchdogOff => Some(WakePolicy::StateMachine),
             Self::AlwaysIpi | Self::AlwaysIpiSteal => Some(WakePolicy::AlwaysIpi),
-            Self::IdlePoll => None,
+            Self::IdlePoll
+            | Self::LinuxPinned
+            | Self::LinuxSteal
+            | Self::LinuxPollPinned
+            | Self::LinuxPollSteal => None,
         }
     }
 
@@ -117,8 +156,14 @@ impl Variant {
             | Self::SmStealBackoffOff
             | Self::AlwaysIpiSteal
             | Self::IdlePoll
-            | Self::WatchdogOff => Some(Pool::Steal),
-            Self::SmPinned | Self::SmPinnedBackoffOff | Self::AlwaysIpi => Some(Pool::Pinned),
+            | Self::WatchdogOff
+            | Self::LinuxSteal
+            | Self::LinuxPollSteal => Some(Pool::Steal),
+            Self::SmPinned
+            | Self::SmPinnedBackoffOff
+            | Self::AlwaysIpi
+            | Self::LinuxPinned
+            | Self::LinuxPollPinned => Some(Pool::Pinned),
             Self::Floor => None,
         }
     }
@@ -146,6 +191,13 @@ impl Variant {
     /// report's legend shows them.
     pub fn describe(self) -> String {
         let mut parts = Vec::new();
+        if let Some(idle) = self.linux_idle() {
+            parts.push(format!(
+                "--peer linux (Debian's kernel{})",
+                idle.kernel_word()
+                    .map_or_else(String::new, |word| format!(", {word}"))
+            ));
+        }
         if self == Self::IdlePoll {
             parts.push(format!("--features {}", Feature::IdlePoll.cargo_name()));
         }
@@ -198,7 +250,21 @@ impl Section {
     /// rounds, the poll before a halt does matter) on the idle one.
     pub fn variants(self) -> &'static [Variant] {
         match self {
-            Self::SyncHeavy => &Variant::ALL,
+            Self::SyncHeavy => &[
+                Variant::StateMachine,
+                Variant::SmPinned,
+                Variant::SmStealBackoffOff,
+                Variant::SmPinnedBackoffOff,
+                Variant::AlwaysIpi,
+                Variant::AlwaysIpiSteal,
+                Variant::IdlePoll,
+                Variant::Floor,
+                Variant::WatchdogOff,
+                Variant::LinuxPinned,
+                Variant::LinuxSteal,
+                Variant::LinuxPollPinned,
+                Variant::LinuxPollSteal,
+            ],
             Self::ComputeHeavy => &[
                 Variant::StateMachine,
                 Variant::SmPinned,
@@ -208,6 +274,10 @@ impl Section {
                 Variant::AlwaysIpiSteal,
                 Variant::IdlePoll,
                 Variant::Floor,
+                Variant::LinuxPinned,
+                Variant::LinuxSteal,
+                Variant::LinuxPollPinned,
+                Variant::LinuxPollSteal,
             ],
             Self::Idle => &[
                 Variant::StateMachine,
@@ -275,6 +345,15 @@ pub const COMPUTE_GRID: Grid = Grid {
 pub const IDLE_MS: u32 = 3000;
 /// Default per-boot limit of the grid sections.
 pub const GRID_TIMEOUT_S: u64 = 20;
+/// What a Linux boot may take besides its workload, s: its limit counts
+/// from the line the peer prints before its loop, and this bounds the boot
+/// before it (5 s at 4 vCPUs and 23 s at 32 here when measured by hand,
+/// 63 s at 32 with the host loaded by other builds; with `idle=poll` at 32
+/// vCPUs it had not reached its loop after 400 s). A boot that does not
+/// reach its loop in this time is timed out too, as its configuration.
+pub const fn linux_boot_allowance_s(smp: u32) -> u64 {
+    30 + 2 * smp as u64
+}
 
 impl BenchConfig {
     /// The default benchmark at these core counts and runs.
@@ -361,6 +440,7 @@ impl BenchConfig {
     pub fn booted_variants(&self) -> Vec<Variant> {
         Variant::ALL
             .into_iter()
+            .chain(Variant::LINUX)
             .filter(|variant| {
                 self.sections
                     .iter()
@@ -391,14 +471,32 @@ impl BenchConfig {
             Section::Idle => u64::from(self.idle_ms).div_ceil(1000) + 60,
             _ => self.grid_timeout_s,
         };
-        let mut boot = BootSpec::new(
-            &variant.build(self.scope.arch),
-            smp,
-            self.scope.apic,
-            params,
-            timeout_s,
-            true,
-        );
+        let mut boot = match variant.linux_idle() {
+            // The workload's limit from the peer's loop on, and Linux's
+            // boot bounded besides.
+            Some(idle) => {
+                let mut boot = BootSpec::linux_peer(
+                    idle,
+                    smp,
+                    self.scope.apic,
+                    params,
+                    timeout_s + linux_boot_allowance_s(smp),
+                );
+                boot.limit_after_mark = Some(MarkLimit {
+                    mark: LOOP_START.to_string(),
+                    limit_s: timeout_s,
+                });
+                boot
+            }
+            None => BootSpec::new(
+                &variant.build(self.scope.arch),
+                smp,
+                self.scope.apic,
+                params,
+                timeout_s,
+                true,
+            ),
+        };
         if section == Section::Idle {
             boot.expect_result = false;
             boot.marks = vec![IDLE_START.to_string(), IDLE_END.to_string()];
@@ -560,6 +658,55 @@ mod tests {
                 .variants()
                 .contains(&Variant::WatchdogOff)
         );
+    }
+
+    #[test]
+    fn linux_variants_boot_the_peer_with_their_limit_from_its_loop() {
+        let mut config = BenchConfig::standard(vec![8], 1);
+        config.variants = vec![Variant::StateMachine];
+        config.variants.extend(Variant::LINUX);
+        let configurations = config.configurations();
+        // sm-steal in all three sections, the four Linux variants in the
+        // two grid sections only.
+        assert_eq!(configurations.len(), 3 + 2 * 4);
+        let poll = configurations
+            .iter()
+            .find(|c| c.section == Section::SyncHeavy && c.variant == Variant::LinuxPollPinned)
+            .unwrap();
+        assert_eq!(
+            poll.boot.params.join(" "),
+            "workload=laplace seed=1 size=64 iterations=1000 pool=pinned"
+        );
+        assert_eq!(poll.boot.linux_idle, Some(LinuxIdle::Poll));
+        assert_eq!(
+            poll.boot.limit_after_mark,
+            Some(MarkLimit {
+                mark: LOOP_START.to_string(),
+                limit_s: GRID_TIMEOUT_S
+            })
+        );
+        assert_eq!(
+            poll.boot.timeout_s,
+            GRID_TIMEOUT_S + linux_boot_allowance_s(8)
+        );
+        assert!(
+            poll.boot
+                .reproduce
+                .starts_with("cargo xtask run --peer linux --linux-idle poll --smp 8 "),
+            "{}",
+            poll.boot.reproduce
+        );
+        let steal = configurations
+            .iter()
+            .find(|c| c.section == Section::ComputeHeavy && c.variant == Variant::LinuxSteal)
+            .unwrap();
+        assert_eq!(steal.boot.linux_idle, Some(LinuxIdle::Default));
+        assert!(steal.boot.params.contains(&"pool=steal".to_string()));
+        assert_eq!(
+            Variant::LinuxPollSteal.describe(),
+            "--peer linux (Debian's kernel, idle=poll) pool=steal"
+        );
+        assert_eq!(config.booted_variants().len(), 5);
     }
 
     #[test]

@@ -50,7 +50,8 @@ pub struct ConfigSummary {
     pub timed_out: usize,
     /// Boots that failed otherwise.
     pub failed: usize,
-    /// The limit, s (for "timed out (> S s)").
+    /// The limit on the workload, s (for "timed out (> S s)"): the boot's,
+    /// or the Linux peer's from its loop on.
     pub timeout_s: u64,
     /// Guest time of the grid workload, ms.
     pub time_ms: Option<Spread>,
@@ -70,6 +71,18 @@ pub struct ConfigSummary {
     pub wake_latency: BTreeMap<String, LatencySpread>,
     /// Idle workload: QEMU CPU-s per wall-s.
     pub idle_host_cpu: Option<Spread>,
+    /// The Linux peer: the loop's context switches per iteration.
+    pub linux_switches_per_iteration: Option<Spread>,
+    /// The Linux peer: rescheduling IPIs (`RES`) per iteration (the rest
+    /// of its wake IPIs, function-call ones, are in `ipis_per_iteration`).
+    pub linux_res_per_iteration: Option<Spread>,
+    /// The Linux peer: the cpuidle drivers its boots reported, distinct.
+    pub linux_idle_drivers: Vec<String>,
+    /// Boots whose result matched the host's computation, of those with a
+    /// result.
+    pub checksums_matched: usize,
+    /// Boots with a checked result.
+    pub checksums_checked: usize,
     /// Median time over the state machine's median at this core count.
     pub ratio_to_state_machine: Option<f64>,
     /// State machine rows: its median over the floor's.
@@ -102,7 +115,7 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 ok: ok.len(),
                 timed_out: count(BootStatus::TimedOut),
                 failed: count(BootStatus::Failed),
-                timeout_s: configuration.boot.timeout_s,
+                timeout_s: configuration.boot.workload_limit_s(),
                 time_ms: Spread::of(ok.iter().filter_map(|run| run.guest_ms())),
                 per_core: PerCoreSpreads::of(&totals),
                 ipis_per_iteration: Spread::of(
@@ -120,6 +133,32 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                     ok.iter()
                         .filter_map(|run| run.idle.map(|idle| idle.host_cpu_per_wall)),
                 ),
+                linux_switches_per_iteration: Spread::of(
+                    ok.iter()
+                        .filter_map(|run| run.linux_costs.as_ref()?.switches_per_iteration()),
+                ),
+                linux_res_per_iteration: Spread::of(ok.iter().filter_map(|run| {
+                    let costs = run.linux_costs.as_ref()?;
+                    (costs.iterations > 0)
+                        .then(|| costs.rescheduling_ipis as f64 / costs.iterations as f64)
+                })),
+                linux_idle_drivers: {
+                    let mut drivers: Vec<String> = mine
+                        .iter()
+                        .filter_map(|run| Some(run.linux_costs.as_ref()?.idle_driver.clone()))
+                        .collect();
+                    drivers.sort();
+                    drivers.dedup();
+                    drivers
+                },
+                checksums_matched: mine
+                    .iter()
+                    .filter(|run| run.checksums_match == Some(true))
+                    .count(),
+                checksums_checked: mine
+                    .iter()
+                    .filter(|run| run.checksums_match.is_some())
+                    .count(),
                 ratio_to_state_machine: None,
                 state_machine_over_floor: None,
                 efficiency: None,
@@ -447,7 +486,8 @@ fn render_ratios(
 /// What the columns of the grid tables are.
 const GRID_COLUMNS: &str = "grid tables: guest ms = guest time of the grid; /sm-steal = median over sm-steal's at the same cores;
   cores/round = distinct cores that ran a fork-join round's work (the kernel's `pool:` line);
-  IPIs/iter = wake IPIs sent, all cores, per iteration; per core = IPIs sent/wakeups/spurious wakeups;
+  IPIs/iter = wake IPIs sent, all cores, per iteration (the Linux peer: its rescheduling and function-call IPIs);
+  per core = IPIs sent/wakeups/spurious wakeups;
   needless = share of wake IPIs, counted at their destination, that ended no halt with work waiting;
   the floor's bare IPIs are outside the protocol's counters (n/a)";
 
@@ -497,7 +537,83 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         render_latency(&mut out, config, summaries);
     }
     render_idle(&mut out, config, summaries);
+    render_linux(&mut out, config, summaries);
     out
+}
+
+/// Block (5), if the Linux peer ran: per grid section and core count,
+/// Linux's time against Vigil's default, what Linux paid per iteration,
+/// its cpuidle driver and how many of its results matched the host's.
+fn render_linux(out: &mut String, config: &BenchConfig, summaries: &[ConfigSummary]) {
+    let linux: Vec<Variant> = config
+        .booted_variants()
+        .into_iter()
+        .filter(|variant| variant.linux_idle().is_some())
+        .collect();
+    if linux.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n(5) the Linux peer (Debian's kernel, same QEMU machine): medians; /sm-steal = Linux's time over Vigil's default's;\n  wake IPIs/iter = rescheduling + function-call IPIs (all CPUs) per iteration, RES/iter the rescheduling ones alone;\n  switches/iter = the process's context switches per iteration; checksums = results matching the host's / results"
+    );
+    for section in [Section::SyncHeavy, Section::ComputeHeavy] {
+        if !config.sections.contains(&section) {
+            continue;
+        }
+        let _ = writeln!(out, "  {section}:");
+        let mut variants = vec![Variant::StateMachine];
+        variants.extend(linux.iter().copied());
+        let rows: Vec<Vec<String>> = rows_of(config, summaries, section, &variants)
+            .into_iter()
+            .map(|summary| {
+                let is_linux = summary.variant.linux_idle().is_some();
+                vec![
+                    summary.smp.to_string(),
+                    summary.variant.name().to_string(),
+                    cell(Some(summary), |s| s.time_ms, 1),
+                    ratio(summary.ratio_to_state_machine),
+                    median(summary.ipis_per_iteration, 2),
+                    if is_linux {
+                        median(summary.linux_res_per_iteration, 2)
+                    } else {
+                        "n/a".to_string()
+                    },
+                    if is_linux {
+                        median(summary.linux_switches_per_iteration, 2)
+                    } else {
+                        "n/a".to_string()
+                    },
+                    if is_linux {
+                        summary.linux_idle_drivers.join(",")
+                    } else {
+                        "n/a".to_string()
+                    },
+                    format!(
+                        "{}/{}",
+                        summary.checksums_matched, summary.checksums_checked
+                    ),
+                ]
+            })
+            .collect();
+        write_table(
+            out,
+            &[
+                "smp",
+                "variant",
+                "guest ms",
+                "/sm-steal",
+                "wake IPIs/iter",
+                "RES/iter",
+                "switches/iter",
+                "cpuidle driver",
+                "checksums",
+            ],
+            &[1, 7],
+            true,
+            &rows,
+        );
+    }
 }
 
 /// Block (3): wake latency of the sync-heavy variants that wake cores.
@@ -624,7 +740,15 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         ("per_core", "sum over cores / number of cores"),
         (
             "ipis_per_iteration",
-            "per boot: wake IPIs sent (VIGIL-STATS ipis_sent summed over cores) / iterations of the laplace:/floor: line; summarised over boots (the floor's bare IPIs are not counted)",
+            "per boot: wake IPIs sent (VIGIL-STATS ipis_sent summed over cores) / iterations of the laplace:/floor: line; summarised over boots (the floor's bare IPIs are not counted); the Linux peer: (rescheduling_ipis + function_call_ipis of its linux-costs: line, /proc/interrupts' RES and CAL rows over the loop, all CPUs) / iterations",
+        ),
+        (
+            "linux_switches_per_iteration",
+            "the Linux peer, per boot: (voluntary_switches + involuntary_switches of its linux-costs: line, getrusage(RUSAGE_SELF) over the loop) / iterations",
+        ),
+        (
+            "linux_res_per_iteration",
+            "the Linux peer, per boot: rescheduling_ipis (/proc/interrupts' RES row over the loop, all CPUs) / iterations",
         ),
         (
             "cores_per_round",

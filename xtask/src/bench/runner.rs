@@ -11,10 +11,13 @@ use crate::campaign::boot_record::BootRecord;
 use crate::campaign::run_class::RunClass;
 use crate::error::Result;
 use crate::guest::laplace_check::ChecksumCheck;
+use crate::guest::linux_costs::{LinuxCosts, find_linux_costs};
 use crate::guest::pool_line::PoolLine;
 use crate::guest::run_output::{IDLE_END, IDLE_START};
 use crate::guest::vigil_stats::{StatsTotals, VigilStats};
 use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::linux_peer::LinuxPeerArtifacts;
+use crate::runner::qemu::Guest;
 
 /// What a benchmark boot gives the measurements: its class
 /// ([`RunClass`]) seen from the bench.
@@ -59,6 +62,8 @@ pub struct BenchRun {
     pub totals: Option<StatsTotals>,
     /// Idle workload: what it cost the host.
     pub idle: Option<IdleCost>,
+    /// The Linux peer: what Linux paid over the loop (its cost line).
+    pub linux_costs: Option<LinuxCosts>,
     /// The classified boot (the one record stress keeps too).
     #[serde(flatten)]
     pub record: BootRecord,
@@ -66,8 +71,30 @@ pub struct BenchRun {
 
 impl BenchRun {
     /// The measurements of `record`, a boot of `configuration` in `round`.
-    pub fn of(configuration: &Configuration, round: u32, record: BootRecord) -> Self {
+    pub fn of(configuration: &Configuration, round: u32, mut record: BootRecord) -> Self {
         let idle = idle_cost(&record);
+        let linux_costs = find_linux_costs(&record.serial);
+        // A Linux boot that passed is a measurement only with its cost line,
+        // from the Linux it was meant to boot (its idle choice read back
+        // from /proc/cmdline).
+        let linux_problem = configuration
+            .boot
+            .linux_idle
+            .and_then(|idle| match &linux_costs {
+                None => Some("the Linux peer printed no cost line".to_string()),
+                Some(costs) if costs.idle != idle => Some(format!(
+                    "the Linux peer ran with idle={}, not idle={}",
+                    costs.idle.name(),
+                    idle.name()
+                )),
+                Some(_) => None,
+            });
+        if record.class == RunClass::Passed
+            && let Some(problem) = linux_problem
+        {
+            record.class = RunClass::Failed;
+            record.reason = problem;
+        }
         let status = match record.class {
             // An idle boot that passed but could not be measured (no CPU
             // time for QEMU) is no measurement.
@@ -78,6 +105,7 @@ impl BenchRun {
             _ => BootStatus::Failed,
         };
         Self {
+            linux_costs,
             configuration: configuration.clone(),
             round,
             status,
@@ -103,16 +131,29 @@ impl BenchRun {
     }
 
     /// Wake IPIs sent (`VIGIL-STATS` `ipis_sent`, summed over cores) per
-    /// iteration of the grid workload.
+    /// iteration of the grid workload; for the Linux peer, its rescheduling
+    /// IPIs (all CPUs) per iteration.
     pub fn ipis_per_iteration(&self) -> Option<f64> {
+        if let Some(costs) = &self.linux_costs {
+            return costs.ipis_per_iteration();
+        }
         let totals = self.totals?;
         let iterations = self.record.result?.iterations;
         (iterations > 0).then(|| totals.ipis_sent as f64 / iterations as f64)
     }
 }
 
-/// The kernels a benchmark boots, by variant.
-pub type Kernels = BTreeMap<Variant, KernelArtifacts>;
+/// What a benchmark variant boots.
+#[derive(Debug, Clone)]
+pub enum BenchGuest {
+    /// A Vigil kernel build.
+    Vigil(KernelArtifacts),
+    /// The Linux peer (its idle choice is the variant's).
+    LinuxPeer(LinuxPeerArtifacts),
+}
+
+/// The guests a benchmark boots, by variant.
+pub type Kernels = BTreeMap<Variant, BenchGuest>;
 
 /// Boots the schedule; `on_done` sees each boot as it ends (`None` for a
 /// boot skipped because its configuration timed out earlier).
@@ -130,15 +171,25 @@ pub fn run_bench(
             on_done(configuration, round, None);
             continue;
         }
-        let kernel = kernels
+        let guest = match kernels
             .get(&configuration.variant)
-            .expect("a kernel is built for every variant");
+            .expect("a guest is built for every variant")
+        {
+            BenchGuest::Vigil(kernel) => Guest::Vigil(kernel),
+            BenchGuest::LinuxPeer(peer) => Guest::LinuxPeer(
+                peer,
+                configuration
+                    .variant
+                    .linux_idle()
+                    .expect("a Linux variant has its idle choice"),
+            ),
+        };
         // Not being able to run QEMU ends the benchmark: every later boot
         // would fail the same way.
         let run = BenchRun::of(
             configuration,
             round,
-            BootRecord::boot(&configuration.boot, kernel)?,
+            BootRecord::boot_guest(&configuration.boot, guest)?,
         );
         if run.status == BootStatus::TimedOut {
             timed_out.insert(index);
@@ -209,6 +260,45 @@ mod tests {
             at_s,
             qemu_cpu_s: Some(cpu),
         }
+    }
+
+    /// A Linux boot that passed is a measurement only with its cost line,
+    /// from the idle choice its variant asked for.
+    #[test]
+    fn a_linux_boot_needs_its_cost_line_with_its_idle_choice() {
+        use crate::bench::plan::{BenchConfig, Section, Variant};
+        let mut config = BenchConfig::standard(vec![2], 1);
+        config.variants = Variant::LINUX.to_vec();
+        let configuration = config
+            .configurations()
+            .into_iter()
+            .find(|c| c.section == Section::SyncHeavy && c.variant == Variant::LinuxPollPinned)
+            .unwrap();
+        let costs = |idle: &str| {
+            format!(
+                "[c0] linux-costs: idle_choice={idle} idle_driver=none cpus=2 iterations=1000 voluntary_switches=2000 involuntary_switches=0 rescheduling_ipis=1 function_call_ipis=1999\n"
+            )
+        };
+        let with_serial = |serial: String| {
+            // grid_boot's record is a passed boot (its own run, judged
+            // without a cost line, is not what this test looks at).
+            let mut record = grid_boot(configuration.clone(), Some(100)).record;
+            record.class = RunClass::Passed;
+            record.serial = serial;
+            BenchRun::of(&configuration, 1, record)
+        };
+        let none = with_serial(String::new());
+        assert_eq!(none.status, BootStatus::Failed);
+        assert_eq!(none.record.reason, "the Linux peer printed no cost line");
+        let wrong = with_serial(costs("default"));
+        assert_eq!(wrong.status, BootStatus::Failed);
+        assert_eq!(
+            wrong.record.reason,
+            "the Linux peer ran with idle=default, not idle=poll"
+        );
+        let right = with_serial(costs("poll"));
+        assert_eq!(right.status, BootStatus::Ok);
+        assert_eq!(right.ipis_per_iteration(), Some(2.0));
     }
 
     #[test]

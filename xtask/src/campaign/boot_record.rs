@@ -16,7 +16,7 @@ use crate::runner::bochs;
 use crate::runner::kernel_build::{
     KernelArtifacts, bios_image_with_params, fnv1a_64, image_elf_fingerprint,
 };
-use crate::runner::qemu::{self, LineMark, RunOutcome};
+use crate::runner::qemu::{self, Guest, LineMark, RunOutcome};
 
 /// One boot, done.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,9 +76,22 @@ impl BootRecord {
     /// Boots `spec` on `kernel` and classifies what happened. Errors are
     /// the runner's: QEMU could not be run at all.
     pub fn boot(spec: &BootSpec, kernel: &KernelArtifacts) -> Result<Self> {
-        let Some(config) = spec.bochs_config() else {
-            return Ok(Self::of(spec, qemu::run(&spec.run_config(), kernel)?));
+        Self::boot_guest(spec, Guest::Vigil(kernel))
+    }
+
+    /// Boots `spec` on `guest` (Vigil's kernel, or the Linux peer: a Bochs
+    /// spec boots Vigil's only) and classifies what happened.
+    pub fn boot_guest(spec: &BootSpec, guest: Guest<'_>) -> Result<Self> {
+        let kernel = match (spec.bochs_config(), guest) {
+            (None, _) => return Ok(Self::of(spec, qemu::run_guest(&spec.run_config(), guest)?)),
+            (Some(_), Guest::Vigil(kernel)) => kernel,
+            (Some(_), Guest::LinuxPeer(..)) => {
+                return Err(crate::error::XtaskError::usage(
+                    "the Linux peer boots under QEMU only",
+                ));
+            }
         };
+        let config = spec.bochs_config().expect("matched above");
         let image = bios_image_with_params(kernel, &spec.params)?;
         let outcome = bochs::run(&config, &image)?;
         let mut record = Self::of(

@@ -10,7 +10,8 @@ use crate::campaign::reproduce::reproduce_command;
 use crate::runner::bochs::{BochsConfig, BochsSettings};
 use crate::runner::kernel_build::BuildConfig;
 use crate::runner::platform::{Apic, Arch};
-use crate::runner::qemu::RunConfig;
+use crate::runner::qemu::{MarkLimit, RunConfig};
+use vigil_proto::linux_peer::LinuxIdle;
 
 /// What to boot, and how to judge it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +47,14 @@ pub struct BootSpec {
     /// xtask replay` boots it again and compares), or under QEMU (`None`).
     #[serde(default)]
     pub bochs: Option<BochsSettings>,
+    /// The Linux peer with this idle choice instead of Vigil's kernel
+    /// (`None`: Vigil).
+    #[serde(default)]
+    pub linux_idle: Option<LinuxIdle>,
+    /// A limit counted from a serial line rather than from the start (the
+    /// Linux peer's loop), besides [`Self::timeout_s`].
+    #[serde(default)]
+    pub limit_after_mark: Option<MarkLimit>,
     /// The command that replays this boot.
     pub reproduce: String,
 }
@@ -84,6 +93,35 @@ impl BootSpec {
             expect_result: true,
             marks: Vec::new(),
             bochs: None,
+            linux_idle: None,
+            limit_after_mark: None,
+        }
+    }
+
+    /// A boot of the Linux peer with `idle` at `smp` cores, the program
+    /// taking `params`, limited to `timeout_s` in all; its reproduce
+    /// command is `cargo xtask run --peer linux ...`.
+    pub fn linux_peer(
+        idle: LinuxIdle,
+        smp: u32,
+        apic: Apic,
+        params: Vec<String>,
+        timeout_s: u64,
+    ) -> Self {
+        let mut words = vec!["cargo xtask run --peer linux".to_string()];
+        if idle != LinuxIdle::Default {
+            words.push(format!("--linux-idle {}", idle.name()));
+        }
+        words.push(format!("--smp {smp}"));
+        if apic != Apic::default() {
+            words.push(format!("--apic {apic}"));
+        }
+        words.push(format!("--timeout-s {timeout_s}"));
+        words.extend(params.iter().cloned());
+        Self {
+            reproduce: words.join(" "),
+            linux_idle: Some(idle),
+            ..Self::new(&BuildConfig::default(), smp, apic, params, timeout_s, true)
         }
     }
 
@@ -102,6 +140,14 @@ impl BootSpec {
             bochs: Some(settings),
             ..self
         }
+    }
+
+    /// The limit on the workload, s: the limit after the mark where there
+    /// is one (the Linux peer's loop), else the boot's.
+    pub fn workload_limit_s(&self) -> u64 {
+        self.limit_after_mark
+            .as_ref()
+            .map_or(self.timeout_s, |limit| limit.limit_s)
     }
 
     /// The Bochs runner's configuration for it (`None` for a QEMU boot).
@@ -126,6 +172,7 @@ impl BootSpec {
             stall_s: self.stall_s,
             marks: self.marks.clone(),
             ipi_oracle: self.with_ipi_oracle,
+            limit_after_mark: self.limit_after_mark.clone(),
             ..RunConfig::default()
         }
     }
@@ -164,5 +211,31 @@ mod tests {
         assert_eq!(run.marks, ["idle: end"]);
         let quiet = BootSpec::new(&BuildConfig::default(), 2, Apic::Xapic, vec![], 60, false);
         assert_eq!(quiet.reproduce, "cargo xtask run --smp 2");
+    }
+
+    #[test]
+    fn a_linux_peer_boot_replays_with_its_idle_choice() {
+        let mut spec = BootSpec::linux_peer(
+            LinuxIdle::Poll,
+            8,
+            Apic::Xapic,
+            vec!["size=64".to_string()],
+            120,
+        );
+        assert_eq!(
+            spec.reproduce,
+            "cargo xtask run --peer linux --linux-idle poll --smp 8 --timeout-s 120 size=64"
+        );
+        spec.limit_after_mark = Some(MarkLimit {
+            mark: "loop".to_string(),
+            limit_s: 20,
+        });
+        let run = spec.run_config();
+        assert_eq!(run.limit_after_mark, spec.limit_after_mark);
+        assert_eq!(run.timeout_s, Some(120));
+        assert_eq!(
+            BootSpec::linux_peer(LinuxIdle::Default, 2, Apic::Xapic, vec![], 60).reproduce,
+            "cargo xtask run --peer linux --smp 2 --timeout-s 60"
+        );
     }
 }

@@ -80,7 +80,7 @@ mod tests {
                 &params,
                 Some(&BochsSettings::default())
             ),
-            "cargo xtask run --emulator bochs --bochs-ips 50000000 --bochs-quantum 16 --bochs-time0 946684800 --smp 4 seed=7 chaos=on"
+            "cargo xtask run --emulator bochs --bochs-ips 50000000 --bochs-quantum 16 --bochs-turn 1 --bochs-time0 946684800 --smp 4 seed=7 chaos=on"
         );
     }
 }

@@ -7,20 +7,32 @@ use std::time::Instant;
 use crate::bench::plan::{BenchConfig, Configuration};
 use crate::bench::plots::write_plots;
 use crate::bench::report::{self as bench_report, BenchJson, RunJson};
-use crate::bench::runner::{BenchRun, BootStatus, Kernels, run_bench};
+use crate::bench::runner::{BenchGuest, BenchRun, BootStatus, Kernels, run_bench};
 use crate::campaign::json_file::write_json;
 use crate::cli::BenchArgs;
+use crate::cli::Peer;
 use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
 use crate::runner::install::ensure_qemu_for;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
+use crate::runner::linux_peer::build_linux_peer;
 use crate::runner::process_cpu_time::clock_ticks_per_second;
 
 /// The benchmark the command line asks for.
 pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
-    if args.quick {
-        return BenchConfig::quick();
+    let mut config = if args.quick {
+        BenchConfig::quick()
+    } else {
+        standard_config_from_args(args)
+    };
+    if args.peers.contains(&Peer::Linux) {
+        config.variants.extend(crate::bench::plan::Variant::LINUX);
     }
+    config
+}
+
+/// The benchmark of the options besides `--quick` and `--peer`.
+fn standard_config_from_args(args: &BenchArgs) -> BenchConfig {
     let mut config = BenchConfig::standard(args.smp.clone(), args.runs);
     config.grid_timeout_s = args.grid_timeout_s;
     config.scope.apic = args.apic;
@@ -29,6 +41,12 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
         config.sections = crate::bench::plan::Section::ALL
             .into_iter()
             .filter(|section| args.sections.contains(section))
+            .collect();
+    }
+    if !args.variants.is_empty() {
+        config.variants = crate::bench::plan::Variant::ALL
+            .into_iter()
+            .filter(|variant| args.variants.contains(variant))
             .collect();
     }
     config
@@ -42,6 +60,11 @@ pub fn host_cores() -> u32 {
 /// Builds, boots, reports. Fails (exit 1) if a boot failed other than by
 /// running past its limit.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.peers.contains(&Peer::Linux) && args.arch != crate::runner::platform::Arch::X86_64 {
+        return Err(XtaskError::usage(
+            "--peer linux boots Debian's amd64 kernel: not with --arch aarch64",
+        ));
+    }
     let config = config_from_args(args);
     config.validate()?;
     let plot_dir = args.plot.clone();
@@ -60,7 +83,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     ensure_qemu_for(&[args.arch], false)?;
     let mut kernels = Kernels::new();
     let mut built: Vec<(BuildConfig, KernelArtifacts)> = Vec::new();
+    let mut linux_peer = None;
     for variant in config.booted_variants() {
+        if variant.linux_idle().is_some() {
+            let peer = match &linux_peer {
+                Some(peer) => peer,
+                None => linux_peer.insert(build_linux_peer()?),
+            };
+            kernels.insert(variant, BenchGuest::LinuxPeer(peer.clone()));
+            continue;
+        }
         let build = variant.build(config.scope.arch);
         let kernel = match built.iter().find(|(done, _)| *done == build) {
             Some((_, kernel)) => kernel.clone(),
@@ -70,7 +102,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 kernel
             }
         };
-        kernels.insert(variant, kernel);
+        kernels.insert(variant, BenchGuest::Vigil(kernel));
     }
 
     let boots = config.schedule().len() as u64;
@@ -156,9 +188,16 @@ fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>)
             "{:.3} host cores over {:.2} s",
             idle.host_cpu_per_wall, idle.wall_s
         ),
-        (BootStatus::TimedOut, _, _) => {
-            format!("timed out (> {} s)", configuration.boot.timeout_s)
-        }
+        (BootStatus::TimedOut, _, _) => match &configuration.boot.limit_after_mark {
+            Some(limit) if run.record.mark(&limit.mark).is_some() => {
+                format!("timed out (its loop past {} s)", limit.limit_s)
+            }
+            Some(_) => format!(
+                "timed out (its boot did not reach its loop in {} s)",
+                configuration.boot.timeout_s
+            ),
+            None => format!("timed out (> {} s)", configuration.boot.timeout_s),
+        },
         _ => format!("{}: {}", run.record.class, run.record.reason),
     };
     let pool = run.pool().map_or_else(String::new, |pool| {

@@ -1,14 +1,18 @@
 //! `cargo xtask run`: build, boot under QEMU, stream the serial port, and
 //! succeed only if the kernel wrote the success code.
 
-use crate::cli::RunArgs;
+use crate::cli::{Peer, RunArgs};
 use crate::error::{Result, XtaskError};
+use crate::guest::linux_costs::find_linux_costs;
 use crate::runner::bochs::{self, BochsConfig};
 use crate::runner::install::ensure_qemu_for;
 use crate::runner::kernel_build::{bios_image_with_params, build_kernel};
+use crate::runner::linux_peer::build_linux_peer;
 use crate::runner::platform::{Apic, Emulator, Machine};
 use crate::runner::qemu::{self, RunConfig};
+use crate::runner::qemu::{Guest, run_guest};
 use crate::runner::qemu_command::GDB_PORT;
+use vigil_proto::linux_peer::LinuxIdle;
 
 /// Runs one boot; the verdict line (`vigil: ok (...)` or
 /// `vigil: FAILED (...)`) is the last thing printed.
@@ -24,6 +28,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     .map_err(XtaskError::Usage)?;
     if args.emulator == Emulator::Bochs {
         return run_bochs(args);
+    }
+    if let Some(Peer::Linux) = args.peer {
+        return run_linux_peer(args);
     }
     let config = RunConfig {
         arch: args.build.arch,
@@ -81,6 +88,74 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
 }
 
+/// `--peer linux`: Debian's kernel and the peer's initramfs on the same
+/// machine; the verdict is the program's exit code, the checksum the
+/// host's check, and the costs line is shown as the guest printed it.
+fn run_linux_peer(args: &RunArgs) -> Result<()> {
+    if args.emulator != Emulator::Qemu {
+        return Err(XtaskError::usage("--peer linux boots under QEMU only"));
+    }
+    if !args.build.features.is_empty() || args.build.release {
+        return Err(XtaskError::usage(
+            "--peer linux builds no Vigil kernel: no --release or --features (its /init is always a release build)",
+        ));
+    }
+    let idle = args.linux_idle.unwrap_or(LinuxIdle::Default);
+    let config = RunConfig {
+        arch: args.build.arch,
+        smp: args.smp,
+        machine: args.machine,
+        apic: args.apic,
+        uefi: args.uefi,
+        timeout_s: Some(args.timeout_s),
+        gdb: args.gdb,
+        params: args.params.clone(),
+        echo: true,
+        ipi_oracle: args.ipi_oracle,
+        ..RunConfig::default()
+    };
+    config.validate_for_linux_peer()?;
+    ensure_qemu_for(&[config.arch], false)?;
+    let peer = build_linux_peer()?;
+    eprintln!(
+        "xtask: Linux peer: Debian's {} ({}), idle {}",
+        peer.package,
+        peer.kernel.display(),
+        idle.name()
+    );
+    let outcome = run_guest(&config, Guest::LinuxPeer(&peer, idle))?;
+    if !outcome.serial.is_empty() && !outcome.serial.ends_with('\n') {
+        println!();
+    }
+    eprintln!("xtask: QEMU ran for {:.1} s", outcome.elapsed.as_secs_f64());
+    for check in &outcome.checksum_checks {
+        println!("{}", check.describe());
+    }
+    if outcome.verdict.is_success() && outcome.checksum_checks.is_empty() {
+        println!("vigil: FAILED (the Linux peer exited with success but printed no result line)");
+        return Err(XtaskError::Reported);
+    }
+    if let Some(costs) = find_linux_costs(&outcome.serial) {
+        println!(
+            "vigil: Linux paid {} wake IPIs (rescheduling and function-call) and {} context switches per iteration (idle={}, cpuidle driver {})",
+            costs
+                .ipis_per_iteration()
+                .map_or_else(|| "-".to_string(), |ipis| format!("{ipis:.2}")),
+            costs
+                .switches_per_iteration()
+                .map_or_else(|| "-".to_string(), |switches| format!("{switches:.2}")),
+            costs.idle.name(),
+            costs.idle_driver
+        );
+    }
+    println!("{}", outcome.verdict_line());
+    if outcome.verdict.is_success() {
+        Ok(())
+    } else {
+        Err(XtaskError::Reported)
+    }
+}
+
 /// What `--emulator bochs` cannot do, as a usage error (exit 2).
 pub fn bochs_conflicts(args: &RunArgs) -> Option<&'static str> {
     if args.uefi {
@@ -113,8 +188,8 @@ fn run_bochs(args: &RunArgs) -> Result<()> {
     let image = bios_image_with_params(&kernel, &args.params)?;
     let settings = args.bochs.settings();
     eprintln!(
-        "xtask: Bochs settings (they and the image determine the boot): ips={}, quantum={}, time0={}, clock sync=none",
-        settings.ips, settings.quantum, settings.time0
+        "xtask: Bochs settings (they and the image determine the boot): ips={}, turns of {} instruction(s), time0={}, clock sync=none",
+        settings.ips, settings.turn, settings.time0
     );
     let outcome = bochs::run(
         &BochsConfig {

@@ -98,8 +98,8 @@ pub fn run(args: &StressArgs) -> Result<()> {
         .bochs
         .map(|settings| {
             format!(
-                " under Bochs (ips={}, quantum={}, time0={}, clock sync=none: each boot replays exactly)",
-                settings.ips, settings.quantum, settings.time0
+                " under Bochs (ips={}, turns of {} instruction(s), time0={}, clock sync=none: each boot replays exactly)",
+                settings.ips, settings.turn, settings.time0
             )
         })
         .unwrap_or_default();

@@ -160,11 +160,22 @@ pub fn kernel_suites() -> Vec<KernelSuite> {
 pub const KERNEL_SUITE_TIMEOUT_S: u64 = 300;
 /// Host crates tested by plain `cargo test` (the workspace's default
 /// members minus qemu-tests, which is its own step).
-pub const HOST_PACKAGES: [&str; 4] = ["vigil-wake", "vigil-proto", "vigil-boot", "xtask"];
+pub const HOST_PACKAGES: [&str; 5] = [
+    "vigil-wake",
+    "vigil-proto",
+    "vigil-boot",
+    "xtask",
+    "linux-laplace",
+];
 /// Package holding the loom models.
 pub const LOOM_PACKAGE: &str = "vigil-wake";
 /// Package holding the QEMU tests.
 pub const QEMU_TESTS_PACKAGE: &str = "qemu-tests";
+/// The QEMU tests of the Linux peer: their file, and the filter that
+/// names them all (each test's name starts with it).
+pub const LINUX_PEER_TESTS_FILE: &str = "qemu-tests/tests/linux_peer.rs";
+/// See [`LINUX_PEER_TESTS_FILE`].
+pub const LINUX_PEER_TEST_FILTER: &str = "linux_peer";
 
 /// What one step contributed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +207,7 @@ pub fn run(_args: &TestArgs) -> Result<()> {
         mutants_step(),
     ];
     steps.extend(kernel_suite_steps());
-    steps.push(cargo_test_step("qemu-tests", qemu_tests_command()));
+    steps.push(qemu_tests_step());
 
     let mut total = Counts::default();
     println!();
@@ -376,10 +387,53 @@ fn mutants_step() -> StepResult {
     }
 }
 
-fn qemu_tests_command() -> Command {
+/// The QEMU tests; with `skip_linux_peer`, all but the Linux peer's.
+fn qemu_tests_command(skip_linux_peer: bool) -> Command {
     let mut command = cargo();
     command.args(["test", "--no-fail-fast", "-p", QEMU_TESTS_PACKAGE]);
+    if skip_linux_peer {
+        command.args(["--", "--skip", LINUX_PEER_TEST_FILTER]);
+    }
     command
+}
+
+/// The QEMU tests' step. The Linux peer's tests need Debian's kernel
+/// package, fetched here first; if it cannot be had (no apt, no network)
+/// they are left out and counted as skipped, with the reason, in the
+/// step's line of the summary: never run to a silent pass, never a
+/// failure of the project's own code.
+fn qemu_tests_step() -> StepResult {
+    step_banner("linux peer: Debian's kernel package");
+    let problem = crate::runner::debian_kernel::ensure_debian_kernel()
+        .err()
+        .map(|err| err.to_string());
+    if let Some(why) = &problem {
+        println!("linux peer: SKIPPED: {why}");
+    }
+    let mut step = cargo_test_step("qemu-tests", qemu_tests_command(problem.is_some()));
+    if let Some(why) = problem {
+        skip_linux_peer_tests(&mut step, &why, linux_peer_test_count());
+    }
+    step
+}
+
+/// How many tests [`LINUX_PEER_TESTS_FILE`] has (its `#[test]` lines).
+pub fn linux_peer_test_count() -> u64 {
+    let path = crate::runner::workspace::workspace_root().join(LINUX_PEER_TESTS_FILE);
+    std::fs::read_to_string(&path).map_or(1, |text| {
+        text.lines().filter(|line| line.trim() == "#[test]").count() as u64
+    })
+}
+
+/// Counts the Linux peer's `tests` left out of `step` as skipped, and says
+/// why on the step's summary line.
+pub fn skip_linux_peer_tests(step: &mut StepResult, why: &str, tests: u64) {
+    step.counts.skipped += tests;
+    let note = format!("{LINUX_PEER_TEST_FILTER} tests skipped: {why}");
+    step.problem = Some(match step.problem.take() {
+        Some(problem) => format!("{problem}; {note}"),
+        None => note,
+    });
 }
 
 /// Runs a `cargo test` command, streaming its output, and counts results
@@ -620,6 +674,46 @@ mod tests {
     }
 
     #[test]
+    fn a_linux_peer_without_its_kernel_is_skipped_with_the_reason() {
+        let rendered = display_command(&qemu_tests_command(true));
+        assert!(
+            rendered.ends_with("test --no-fail-fast -p qemu-tests -- --skip linux_peer"),
+            "{rendered}"
+        );
+        assert!(!display_command(&qemu_tests_command(false)).contains("--skip"));
+        let mut step = StepResult {
+            name: "qemu-tests".to_string(),
+            counts: Counts::new(20, 0),
+            problem: None,
+        };
+        skip_linux_peer_tests(&mut step, "apt-get download failed", 1);
+        assert_eq!(step.counts, Counts::new(20, 0).with_skipped(1));
+        assert_eq!(
+            step.problem.as_deref(),
+            Some("linux_peer tests skipped: apt-get download failed")
+        );
+        // The file's tests are what is counted, and each is named by the
+        // filter (so `--skip` leaves out exactly those).
+        let count = linux_peer_test_count();
+        assert!(count >= 1);
+        let text = std::fs::read_to_string(
+            crate::runner::workspace::workspace_root().join(LINUX_PEER_TESTS_FILE),
+        )
+        .unwrap();
+        let names: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("fn "))
+            .collect();
+        assert_eq!(names.len() as u64, count, "{names:?}");
+        assert!(
+            names
+                .iter()
+                .all(|name| name.starts_with(LINUX_PEER_TEST_FILTER)),
+            "{names:?}"
+        );
+    }
+
+    #[test]
     fn kernel_suites_cover_the_agreed_matrix() {
         let suites = kernel_suites();
         let described: Vec<(String, u32, String)> = suites
@@ -667,7 +761,7 @@ mod tests {
         let host = display_command(&host_tests_command());
         assert!(
             host.ends_with(
-                "test --no-fail-fast -p vigil-wake -p vigil-proto -p vigil-boot -p xtask"
+                "test --no-fail-fast -p vigil-wake -p vigil-proto -p vigil-boot -p xtask -p linux-laplace"
             ),
             "{host}"
         );

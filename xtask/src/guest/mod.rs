@@ -5,6 +5,7 @@
 
 pub mod laplace_check;
 pub mod laplace_reference;
+pub mod linux_costs;
 pub mod pool_line;
 pub mod run_output;
 pub mod serial_diff;

@@ -8,16 +8,29 @@
 //!
 //! Debian's Bochs needs an X display for the bootloader's VESA mode (run
 //! under `xvfb-run`) and is built with its debugger, which waits for a
-//! command at start: `-rc` feeds it `continue`.
+//! command at start: `-rc` feeds it the commands that run the machine.
+//!
+//! With the debugger compiled in, Bochs's own SMP loop (the one that reads
+//! `cpu: quantum=`) never runs: the debugger's commands run the CPUs
+//! (Bochs 2.7, `bx_debug/dbg_main.cc`). `continue` gives each CPU a turn
+//! of 5 instructions (`BX_DBG_DEFAULT_ICOUNT_QUANTUM`, fixed at build
+//! time), CPU 0 first, then advances the clock by the longest turn; `s
+//! all N` gives each CPU a turn of 1 instruction and advances the clock
+//! by 1, N times. Either stops after the turn in which a breakpoint or
+//! watchpoint fired, but `continue` cuts that CPU's turn short and starts
+//! the next turns from CPU 0 again, so every stop moves the interleaving;
+//! with 1-instruction turns a stop falls between two rounds of turns and
+//! moves nothing. [`BochsSettings::turn`] picks the schedule; the default
+//! is 1, so that `replay --explain` watches the very execution recorded.
 //!
 //! A Bochs boot is deterministic: with `clock: sync=none` the emulated
 //! clock advances with the instructions executed (`ips` per emulated
-//! second), never with the host's, CPUs take turns every `quantum`
-//! instructions, and `time0` fixes the CMOS clock's start, so the same
-//! image, core count and [`BochsSettings`] print the same serial output
-//! byte for byte, however loaded the host. The settings are recorded with
-//! every boot (and carried by its reproduce command): `cargo xtask
-//! replay` boots it again and compares.
+//! second), never with the host's, CPUs take turns of a fixed length, and
+//! `time0` fixes the CMOS clock's start, so the same image, core count and
+//! [`BochsSettings`] print the same serial output byte for byte, however
+//! loaded the host. The settings are recorded with every boot (and
+//! carried by its reproduce command): `cargo xtask replay` boots it again
+//! and compares.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -56,9 +69,18 @@ pub struct BochsSettings {
     /// Emulated instructions per emulated second (`cpu: ips=`): how far
     /// the guest's timers run per instruction.
     pub ips: u64,
-    /// Instructions one CPU runs before the next one's turn (`cpu:
-    /// quantum=`, Bochs's default 16).
+    /// `cpu: quantum=` (Bochs's default 16): what Bochs's own SMP loop
+    /// would run per turn, a loop a debugger build (Debian's) never runs,
+    /// so it changes nothing here (measured: 1, 5 and 16 printed the same
+    /// bytes). Kept in the `bochsrc` and reproduce commands for builds
+    /// without the debugger.
     pub quantum: u32,
+    /// Instructions each CPU runs per turn under the debugger that runs
+    /// the machine: 1 (`s all`, the default) or 5 (`continue`). It moves
+    /// the interleaving. Recordings made before this setting existed ran
+    /// `continue` (hence the default when a file lacks it).
+    #[serde(default = "continue_turn")]
+    pub turn: u32,
     /// The CMOS clock's start, seconds since 1970 (`clock: time0=`;
     /// `local` would make a boot depend on the date).
     pub time0: u64,
@@ -67,11 +89,35 @@ pub struct BochsSettings {
 /// 2000-01-01T00:00:00Z.
 pub const DEFAULT_TIME0: u64 = 946_684_800;
 
+/// The turn of the debugger's `continue` (`BX_DBG_DEFAULT_ICOUNT_QUANTUM`
+/// in Bochs 2.7).
+pub const CONTINUE_TURN: u32 = 5;
+
+/// The turn of the debugger's `s all N`.
+pub const STEP_TURN: u32 = 1;
+
+/// What `--bochs-turn` takes.
+pub const TURNS: [u32; 2] = [STEP_TURN, CONTINUE_TURN];
+
+/// Rounds of turns one `s all` command runs (its count is 32 bits): at
+/// the default `ips` over 80 emulated seconds, past any boot's timeout.
+const STEP_ROUNDS: u64 = 4_000_000_000;
+
+/// How many `s all` commands a plain boot is fed (5120 emulated seconds
+/// at the default `ips`: a stuck boot ends at the host's stall limit, as
+/// under `continue`).
+const STEP_COMMANDS: usize = 64;
+
+fn continue_turn() -> u32 {
+    CONTINUE_TURN
+}
+
 impl Default for BochsSettings {
     fn default() -> Self {
         Self {
             ips: 50_000_000,
             quantum: 16,
+            turn: STEP_TURN,
             time0: DEFAULT_TIME0,
         }
     }
@@ -87,9 +133,50 @@ impl BochsSettings {
             self.ips.to_string(),
             "--bochs-quantum".to_string(),
             self.quantum.to_string(),
+            "--bochs-turn".to_string(),
+            self.turn.to_string(),
             "--bochs-time0".to_string(),
             self.time0.to_string(),
         ]
+    }
+
+    /// The debugger command that runs a machine of `smp` CPUs until the
+    /// next breakpoint or watchpoint (or the end) with these settings'
+    /// turn. One CPU has no turns: `continue` (Bochs 2.7's `s all` takes
+    /// CPU -1 for its only CPU there and crashes).
+    pub fn resume_command(&self, smp: u32) -> String {
+        if self.turn == CONTINUE_TURN || smp == 1 {
+            "continue".to_string()
+        } else {
+            format!("s all {STEP_ROUNDS}")
+        }
+    }
+
+    /// The debugger commands of a plain boot of `smp` CPUs: run to the
+    /// end.
+    pub fn run_commands(&self, smp: u32) -> String {
+        let resume = self.resume_command(smp);
+        let count = if resume == "continue" {
+            1
+        } else {
+            STEP_COMMANDS
+        };
+        format!("{resume}\n").repeat(count)
+    }
+}
+
+/// Parses `--bochs-turn`: 1 (`s all`) or 5 (`continue`).
+pub fn parse_turn(text: &str) -> std::result::Result<u32, String> {
+    let turn: u32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number (--bochs-turn)"))?;
+    if TURNS.contains(&turn) {
+        Ok(turn)
+    } else {
+        Err(format!(
+            "--bochs-turn must be {STEP_TURN} (`s all`) or {CONTINUE_TURN} (`continue`): the two turns Bochs's debugger runs CPUs in"
+        ))
     }
 }
 
@@ -305,6 +392,7 @@ pub fn bochsrc(
         ips,
         quantum,
         time0,
+        turn: _,
     } = settings;
     format!(
         "megs: {megs}\n\
@@ -388,9 +476,10 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     );
     write(&rc, &rc_text)?;
     write(&serial_path, "")?;
+    let run_commands = config.settings.run_commands(config.smp);
     write(
         &commands,
-        config.debugger_commands.as_deref().unwrap_or("continue\n"),
+        config.debugger_commands.as_deref().unwrap_or(&run_commands),
     )?;
     let debugger_log_path = dir.join("debugger.log");
 
@@ -561,6 +650,7 @@ mod tests {
         let settings = BochsSettings {
             ips: 20_000_000,
             quantum: 5,
+            turn: 5,
             time0: 1_000_000,
         };
         let rc = bochsrc(
@@ -578,7 +668,13 @@ mod tests {
         assert!(!rc.contains("local"), "{rc}");
         assert_eq!(
             settings.options().join(" "),
-            "--bochs-ips 20000000 --bochs-quantum 5 --bochs-time0 1000000"
+            "--bochs-ips 20000000 --bochs-quantum 5 --bochs-turn 5 --bochs-time0 1000000"
+        );
+        assert_eq!(settings.run_commands(4), "continue\n");
+        assert_eq!(BochsSettings::default().run_commands(1), "continue\n");
+        assert_eq!(
+            BochsSettings::default().run_commands(4),
+            "s all 4000000000\n".repeat(64)
         );
     }
 
@@ -643,6 +739,13 @@ mod tests {
         assert!(parse_quantum("0").is_err() && parse_quantum("33").is_err());
         assert_eq!(parse_time0("946684800"), Ok(DEFAULT_TIME0));
         assert!(parse_time0("local").unwrap_err().contains("whole number"));
+        assert_eq!(parse_turn("1"), Ok(1));
+        assert_eq!(parse_turn("5"), Ok(5));
+        assert!(
+            parse_turn("3")
+                .unwrap_err()
+                .contains("--bochs-turn must be 1")
+        );
     }
 
     #[test]

@@ -4,8 +4,11 @@
 
 pub mod bochs;
 pub mod boot_progress;
+pub mod debian_kernel;
+pub mod initramfs;
 pub mod install;
 pub mod kernel_build;
+pub mod linux_peer;
 pub mod monitor;
 pub mod platform;
 pub mod process;

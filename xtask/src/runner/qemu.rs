@@ -2,7 +2,7 @@
 //! `cargo xtask test` and the qemu-tests crate.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -19,12 +19,14 @@ use crate::guest::verdict::{self, QemuExit, Verdict};
 use crate::guest::vigil_stats::VigilStats;
 use crate::runner::install;
 use crate::runner::kernel_build::KernelArtifacts;
+use crate::runner::linux_peer::{LinuxPeerArtifacts, kernel_cmdline};
 use crate::runner::monitor::Monitor;
 use crate::runner::platform::{Apic, Arch, Emulator, Machine};
 use crate::runner::process::{Echo, KilledOnDrop, LineObserver};
 use crate::runner::process_cpu_time;
-use crate::runner::qemu_command::{QemuArgs, qemu_args};
+use crate::runner::qemu_command::{BootMedia, QemuArgs, qemu_args};
 use crate::runner::workspace::display_command;
+use vigil_proto::linux_peer::{LinuxIdle, PEER_KEYS};
 
 /// Default number of vCPUs.
 pub const DEFAULT_SMP: u32 = 4;
@@ -69,6 +71,30 @@ pub struct RunConfig {
     /// compare them with the guest's count ([`RunOutcome::ipi_oracle`]); a
     /// difference turns a success into [`Verdict::IpiCountMismatch`].
     pub ipi_oracle: bool,
+    /// A second limit, counted from the first line containing the mark
+    /// (which is then timed as one of [`Self::marks`]): the run is killed
+    /// [`MarkLimit::limit_s`] after it, as at the timeout. The Linux peer's
+    /// workload limit starts at its loop, after Linux's boot.
+    pub limit_after_mark: Option<MarkLimit>,
+}
+
+/// A limit that starts when a serial line appears.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MarkLimit {
+    /// Text of the line that starts it.
+    pub mark: String,
+    /// Seconds from that line.
+    pub limit_s: u64,
+}
+
+/// What a boot runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Guest<'a> {
+    /// Vigil's kernel (its disk images).
+    Vigil(&'a KernelArtifacts),
+    /// The Linux peer: Debian's kernel, the initramfs with the peer's
+    /// program, and Linux's idle choice.
+    LinuxPeer(&'a LinuxPeerArtifacts, LinuxIdle),
 }
 
 impl Default for RunConfig {
@@ -87,6 +113,7 @@ impl Default for RunConfig {
             stall_s: None,
             marks: Vec::new(),
             ipi_oracle: false,
+            limit_after_mark: None,
         }
     }
 }
@@ -127,6 +154,46 @@ impl RunConfig {
         }
         for param in &self.params {
             crate::guest::settings::parse_param(param).map_err(XtaskError::Usage)?;
+        }
+        if let Some(limit) = &self.limit_after_mark {
+            crate::runner::platform::parse_timeout_s(&limit.limit_s.to_string())
+                .map_err(XtaskError::Usage)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::validate`], and what the Linux peer cannot do: UEFI, gdb,
+    /// the IPI oracle (it reads Vigil's statistics), and the parameters
+    /// its program does not take (it has no policy, fault, chaos, backoff
+    /// or watchdog).
+    pub fn validate_for_linux_peer(&self) -> Result<()> {
+        self.validate()?;
+        let refuse = |what: &str| {
+            Err(XtaskError::usage(format!(
+                "--peer linux boots Debian's kernel with QEMU's loader: no {what}"
+            )))
+        };
+        if self.arch != Arch::X86_64 {
+            return refuse("--arch aarch64 (the peer is Debian's amd64 kernel)");
+        }
+        if self.uefi {
+            return refuse("--uefi (the loader boots it directly)");
+        }
+        if self.gdb {
+            return refuse("--gdb (debug Vigil's kernel with it)");
+        }
+        if self.ipi_oracle {
+            return refuse("--ipi-oracle (it counts Vigil's wake IPIs)");
+        }
+        for param in &self.params {
+            let key = param.split_once('=').map_or(param.as_str(), |(key, _)| key);
+            if !PEER_KEYS.iter().any(|peer_key| peer_key.name() == key) {
+                let keys: Vec<&str> = PEER_KEYS.iter().map(|key| key.name()).collect();
+                return Err(XtaskError::usage(format!(
+                    "--peer linux: `{param}` is Vigil's; the peer takes {}",
+                    keys.join(", ")
+                )));
+            }
         }
         Ok(())
     }
@@ -284,12 +351,24 @@ fn observe_serial(
 /// reserved for not being able to run QEMU at all; everything the guest
 /// does (including hanging) is a [`RunOutcome`].
 pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
-    config.validate()?;
-    if kernel.arch != config.arch {
-        return Err(XtaskError::usage(format!(
-            "a kernel built for {} cannot boot as {}",
-            kernel.arch, config.arch
-        )));
+    run_guest(config, Guest::Vigil(kernel))
+}
+
+/// Boots `guest` as `config` says and waits for it to end, as [`run`]
+/// does. A Linux peer is never examined through the monitor (the
+/// examination reads Vigil's debug table) and has no IPI oracle.
+pub fn run_guest(config: &RunConfig, guest: Guest<'_>) -> Result<RunOutcome> {
+    match guest {
+        Guest::Vigil(kernel) => {
+            config.validate()?;
+            if kernel.arch != config.arch {
+                return Err(XtaskError::usage(format!(
+                    "a kernel built for {} cannot boot as {}",
+                    kernel.arch, config.arch
+                )));
+            }
+        }
+        Guest::LinuxPeer(..) => config.validate_for_linux_peer()?,
     }
     let qemu = install::find_in_path(config.arch.qemu_binary()).ok_or_else(|| {
         XtaskError::usage(format!(
@@ -318,8 +397,8 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         .tempdir()
         .map_err(|err| XtaskError::failed(format!("creating a temporary directory: {err}")))?;
     // AArch64 boots the ELF itself (`-kernel`, read once, never locked).
-    let disk_image = match config.arch {
-        Arch::X86_64 => {
+    let disk_image = match (guest, config.arch) {
+        (Guest::Vigil(kernel), Arch::X86_64) => {
             let disk_image = run_dir.path().join("disk.img");
             let source_image = kernel.image(config.uefi);
             fs::copy(source_image, &disk_image).map_err(|err| {
@@ -327,7 +406,20 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
             })?;
             disk_image
         }
-        Arch::Aarch64 => kernel.image_elf.clone(),
+        (Guest::Vigil(kernel), Arch::Aarch64) => kernel.image_elf.clone(),
+        (Guest::LinuxPeer(..), _) => PathBuf::new(),
+    };
+    let linux_cmdline = match guest {
+        Guest::Vigil(_) => String::new(),
+        Guest::LinuxPeer(_, idle) => kernel_cmdline(idle, &config.params),
+    };
+    let boot = match guest {
+        Guest::Vigil(_) => BootMedia::Disk(&disk_image),
+        Guest::LinuxPeer(peer, _) => BootMedia::LinuxKernel {
+            kernel: &peer.kernel,
+            initrd: &peer.initramfs,
+            cmdline: &linux_cmdline,
+        },
     };
     let monitor_socket = run_dir.path().join("monitor.sock");
     let trace_file = run_dir.path().join("qemu-trace.log");
@@ -338,7 +430,7 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         smp: config.smp,
         machine: config.machine,
         apic: config.apic,
-        disk_image: &disk_image,
+        boot,
         ovmf: ovmf.as_deref(),
         monitor_socket: &monitor_socket,
         params: &config.params,
@@ -362,8 +454,14 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
 
     let started = Instant::now();
     let live = Arc::new(Mutex::new(LiveRun::new(started)));
+    let mut marks = config.marks.clone();
+    if let Some(limit) = &config.limit_after_mark
+        && !marks.contains(&limit.mark)
+    {
+        marks.push(limit.mark.clone());
+    }
     let child = KilledOnDrop::spawn_observed(command, echo_serial, echo_stderr, |pid| {
-        observe_serial(Arc::clone(&live), config.marks.clone(), started, pid)
+        observe_serial(Arc::clone(&live), marks, started, pid)
     })
     .map_err(|err| XtaskError::failed(format!("could not start QEMU: {err}")))?;
     let our_kill = wait_for_end(&child, config, started, &live)
@@ -373,17 +471,25 @@ pub fn run(config: &RunConfig, kernel: &KernelArtifacts) -> Result<RunOutcome> {
         Some(_) => config.registers_on_timeout,
         None => false,
     };
-    let examination = examine.then(|| {
-        let location = lock(&live).debug_table;
-        examine_guest(&monitor_socket, location, &kernel.elf, config.arch)
-    });
+    let examination = match guest {
+        Guest::Vigil(kernel) if examine => {
+            let location = lock(&live).debug_table;
+            Some(examine_guest(
+                &monitor_socket,
+                location,
+                &kernel.elf,
+                config.arch,
+            ))
+        }
+        _ => None,
+    };
     let finished = child
         .finish_as(our_kill)
         .map_err(|err| XtaskError::failed(format!("reaping QEMU: {err}")))?;
     let elapsed = started.elapsed();
 
     let checksum_checks = laplace_check::check_serial(&finished.stdout);
-    let ipi_oracle = if config.ipi_oracle {
+    let ipi_oracle = if config.ipi_oracle && matches!(guest, Guest::Vigil(_)) {
         ipi_oracle_check(config.arch, &trace_file, &finished.stdout)?
     } else {
         None
@@ -483,7 +589,13 @@ fn wait_for_end(
         // is read again at least that often (no line wakes this wait).
         let now = Instant::now();
         let stall_at = stall.map(|limit| stall_deadline(live, limit).0.min(now + limit));
-        let next = deadline.into_iter().chain(stall_at).min();
+        // The same for the limit after a mark: until its line comes, the
+        // wait is cut to MARK_POLL, so the limit starts at most that late.
+        let after_mark = config
+            .limit_after_mark
+            .as_ref()
+            .map(|limit| mark_deadline(live, started, limit).unwrap_or(now + MARK_POLL));
+        let next = deadline.into_iter().chain(stall_at).chain(after_mark).min();
         let wait = next.map(|next| next.saturating_duration_since(Instant::now()));
         if child.wait_for_exit(wait)? {
             return Ok(None);
@@ -493,6 +605,13 @@ fn wait_for_end(
             && now >= deadline
         {
             return Ok(Some(QemuExit::TimedOut { timeout_s }));
+        }
+        if let Some(limit) = &config.limit_after_mark
+            && mark_deadline(live, started, limit).is_some_and(|at| now >= at)
+        {
+            return Ok(Some(QemuExit::TimedOut {
+                timeout_s: limit.limit_s,
+            }));
         }
         if let Some(limit) = stall {
             // Output may have arrived while we waited: only a full quiet
@@ -507,6 +626,20 @@ fn wait_for_end(
             }
         }
     }
+}
+
+/// How often the wait looks for the line a [`MarkLimit`] starts at.
+const MARK_POLL: Duration = Duration::from_secs(1);
+
+/// When `limit` runs out: its mark's time plus its seconds (`None`: the
+/// line has not come yet).
+fn mark_deadline(live: &Mutex<LiveRun>, started: Instant, limit: &MarkLimit) -> Option<Instant> {
+    let at_s = lock(live)
+        .marks
+        .iter()
+        .find(|mark| mark.mark == limit.mark)?
+        .at_s;
+    Some(started + Duration::from_secs_f64(at_s) + Duration::from_secs(limit.limit_s))
 }
 
 /// Stops a hung guest and examines it (registers, debug table, symbols).
@@ -594,6 +727,39 @@ mod tests {
         let (exit, printed) = wait_for_script("exec sleep 600", 3, 1);
         assert_eq!(exit, Some(QemuExit::TimedOut { timeout_s: 3 }));
         assert!(!printed);
+    }
+
+    /// A limit counted from a line: a child that prints the line and then
+    /// runs on is killed after the limit, as timed out at that limit, not
+    /// at the overall timeout; one that never prints it runs to the
+    /// overall timeout.
+    #[test]
+    fn a_limit_after_a_mark_starts_at_its_line() {
+        let run = |script: &str| {
+            let config = RunConfig {
+                timeout_s: Some(30),
+                limit_after_mark: Some(MarkLimit {
+                    mark: "loop starts".to_string(),
+                    limit_s: 1,
+                }),
+                ..RunConfig::default()
+            };
+            let started = Instant::now();
+            let live = Arc::new(Mutex::new(LiveRun::new(started)));
+            let mut command = Command::new("sh");
+            command.args(["-c", script]);
+            let marks = vec!["loop starts".to_string()];
+            let child = KilledOnDrop::spawn_observed(command, Echo::Off, Echo::Off, |pid| {
+                observe_serial(Arc::clone(&live), marks, started, pid)
+            })
+            .unwrap();
+            wait_for_end(&child, &config, started, &live).unwrap()
+        };
+        assert_eq!(
+            run("echo '[c0] booting'; echo '[c0] loop starts'; exec sleep 600"),
+            Some(QemuExit::TimedOut { timeout_s: 1 })
+        );
+        assert_eq!(run("echo '[c0] loop starts'; exit 0"), None);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The QEMU command line for one boot of the kernel.
+//! The QEMU command line for one boot: of Vigil (its disk image on x86_64,
+//! its ELF on AArch64), or of the Linux peer's kernel and initramfs (the
+//! same machine, CPU, core count, memory and exit device either way).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -18,11 +20,29 @@ pub fn memory_mib(smp: u32) -> u32 {
     128 + 4 * smp
 }
 
+/// What the machine boots.
+#[derive(Debug, Clone, Copy)]
+pub enum BootMedia<'a> {
+    /// Vigil: on x86_64 its disk image (BIOS or UEFI flavour), on AArch64
+    /// its ELF (`-kernel`); its parameters go in fw_cfg.
+    Disk(&'a Path),
+    /// A Linux kernel and initramfs through QEMU's own loader (`-kernel`,
+    /// `-initrd`, `-append`): the Linux peer (x86_64 only).
+    LinuxKernel {
+        /// The `vmlinuz`.
+        kernel: &'a Path,
+        /// The initramfs.
+        initrd: &'a Path,
+        /// Linux's command line.
+        cmdline: &'a str,
+    },
+}
+
 /// Everything that varies between boots.
 #[derive(Debug, Clone, Copy)]
 pub struct QemuArgs<'a> {
-    /// The architecture: x86_64 boots `disk_image` on `machine`; AArch64
-    /// boots the kernel's ELF (`disk_image`) on `virt` with a GICv3.
+    /// The architecture: x86_64 boots `boot` on `machine`; AArch64 boots
+    /// the kernel's ELF on `virt` with a GICv3.
     pub arch: Arch,
     /// Number of vCPUs.
     pub smp: u32,
@@ -31,14 +51,14 @@ pub struct QemuArgs<'a> {
     /// The CPU's local APIC interface (`-cpu`: `qemu64`, TCG's plain
     /// baseline with NX, and `+x2apic` for x2APIC).
     pub apic: Apic,
-    /// Disk image to boot (BIOS or UEFI flavour); on AArch64 the kernel's
-    /// ELF.
-    pub disk_image: &'a Path,
+    /// What to boot.
+    pub boot: BootMedia<'a>,
     /// OVMF firmware for a UEFI boot; `None` boots SeaBIOS.
     pub ovmf: Option<&'a Path>,
     /// Where the human monitor listens.
     pub monitor_socket: &'a Path,
-    /// Kernel boot parameters (already validated `key=value` tokens).
+    /// Vigil's boot parameters (already validated `key=value` tokens; a
+    /// disk boot's, in fw_cfg).
     pub params: &'a [String],
     /// Start the gdb stub and wait for gdb before running (`-s -S`).
     pub gdb: bool,
@@ -81,25 +101,39 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
     push(&["-nic", "none"]);
     push(&["-no-reboot"]);
     match args.arch {
-        Arch::X86_64 => {
-            push(&[
-                "-device",
-                &format!("isa-debug-exit,iobase={DEBUG_EXIT_IOBASE:#x},iosize=0x04"),
-            ]);
-            push(&[
-                "-drive",
-                &format!(
-                    "format=raw,file={}",
-                    escape_option_value(&args.disk_image.to_string_lossy())
-                ),
-            ]);
-        }
-        Arch::Aarch64 => {
-            // The exit code: semihosting's SYS_EXIT, whose status the
-            // kernel encodes as isa-debug-exit's `(code << 1) | 1`.
-            push(&["-semihosting-config", "enable=on,target=native"]);
-            push(&["-kernel", &args.disk_image.to_string_lossy()]);
-        }
+        Arch::X86_64 => push(&[
+            "-device",
+            &format!("isa-debug-exit,iobase={DEBUG_EXIT_IOBASE:#x},iosize=0x04"),
+        ]),
+        // The exit code: semihosting's SYS_EXIT, whose status the kernel
+        // encodes as isa-debug-exit's `(code << 1) | 1`.
+        Arch::Aarch64 => push(&["-semihosting-config", "enable=on,target=native"]),
+    }
+    match (args.arch, args.boot) {
+        (Arch::X86_64, BootMedia::Disk(image)) => push(&[
+            "-drive",
+            &format!(
+                "format=raw,file={}",
+                escape_option_value(&image.to_string_lossy())
+            ),
+        ]),
+        (Arch::Aarch64, BootMedia::Disk(elf)) => push(&["-kernel", &elf.to_string_lossy()]),
+        // QEMU reads these paths as plain arguments (no option parsing).
+        (
+            _,
+            BootMedia::LinuxKernel {
+                kernel,
+                initrd,
+                cmdline,
+            },
+        ) => push(&[
+            "-kernel",
+            &kernel.to_string_lossy(),
+            "-initrd",
+            &initrd.to_string_lossy(),
+            "-append",
+            cmdline,
+        ]),
     }
     push(&[
         "-monitor",
@@ -109,7 +143,7 @@ pub fn qemu_args(args: &QemuArgs<'_>) -> Vec<OsString> {
         ),
     ]);
     // QEMU refuses an empty fw_cfg string: no parameters, no fw_cfg file.
-    if !args.params.is_empty() {
+    if !args.params.is_empty() && matches!(args.boot, BootMedia::Disk(_)) {
         push(&[
             "-fw_cfg",
             &format!(
@@ -149,7 +183,7 @@ mod tests {
             smp: 4,
             machine: Machine::Pc,
             apic: Apic::Xapic,
-            disk_image: Path::new("/tmp/run/disk.img"),
+            boot: BootMedia::Disk(Path::new("/tmp/run/disk.img")),
             ovmf: None,
             monitor_socket: Path::new("/tmp/run/monitor.sock"),
             params,
@@ -221,7 +255,7 @@ mod tests {
         let params = vec!["mode=test".to_string()];
         let mut args = base(&params);
         args.arch = Arch::Aarch64;
-        args.disk_image = Path::new("/k/vigil-kernel");
+        args.boot = BootMedia::Disk(Path::new("/k/vigil-kernel"));
         let line = render(&args);
         assert!(
             line.starts_with(
@@ -234,6 +268,25 @@ mod tests {
         );
         assert!(!line.contains("isa-debug-exit") && !line.contains("-drive"));
         assert!(line.ends_with("-fw_cfg name=opt/vigil/cmdline,string=mode=test"));
+    }
+
+    #[test]
+    fn the_linux_peer_boots_the_same_machine_from_its_kernel() {
+        let params = vec!["size=16".to_string()];
+        let mut args = base(&params);
+        args.boot = BootMedia::LinuxKernel {
+            kernel: Path::new("/k/vmlinuz"),
+            initrd: Path::new("/k/initramfs.cpio"),
+            cmdline: "console=ttyS0 -- size=16",
+        };
+        let rendered = render(&args);
+        assert_eq!(
+            rendered,
+            "-machine pc -accel tcg,thread=multi -cpu qemu64 -smp 4 -m 144M -serial stdio \
+             -display none -nic none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+             -kernel /k/vmlinuz -initrd /k/initramfs.cpio -append console=ttyS0 -- size=16 \
+             -monitor unix:/tmp/run/monitor.sock,server=on,wait=off"
+        );
     }
 
     #[test]

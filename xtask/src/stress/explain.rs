@@ -2,30 +2,38 @@
 //! wakeup's victim core, from Bochs's own instrumentation, with no change
 //! to the guest. The recorded boot runs three more times:
 //!
-//! 1. with a breakpoint where the kernel has filled its debug table
-//!    ([`BREAK_AFTER_TABLE`]): the debugger reads the victim's wake-state
-//!    byte and inbox-count addresses and every core's APIC id from it;
-//! 2. with the same breakpoint: the debugger translates those two
+//! 1. stopped where the kernel has filled its debug table ([`Reach`]):
+//!    the debugger reads the table's magic, the victim's wake-state byte
+//!    and inbox-count addresses and every core's APIC id from it;
+//! 2. stopped at the same point: the debugger translates those two
 //!    addresses to physical ones (Bochs's watchpoints are physical);
-//! 3. with read and write watchpoints on both words: at each stop the
-//!    debugger prints the CPU, the instruction after the access and the
-//!    emulated time, and reads both words (an RMW is one stop, reported
-//!    as its write; the words read belong to a stop with one access).
+//! 3. stopped at the same point, then with read and write watchpoints on
+//!    both words: at each stop the debugger prints the CPU, the
+//!    instruction after the access and the emulated time, and reads both
+//!    words (an RMW is one stop, reported as its write; the words read
+//!    belong to a stop with one access).
 //!
-//! Passes 1 and 2 stop once, before the APs start, and must print the
-//! recording byte for byte (up to the shorter output where the recorded
-//! boot was cut by a wall-clock limit) (checked: a breakpoint that moved the execution
-//! would make the addresses another boot's). Pass 3 stops at every access:
-//! Bochs's clock moves a little at each stop (measured: the same lost
-//! wakeups, tasks and counts, time figures a few µs apart), so its output
-//! is compared with the recording twice: byte for byte (the first
-//! difference is printed), and on the lines that say what failed, time
-//! figures masked (these must agree, or the explanation fails).
+//! Whether the stops change the execution depends on the turn the boot
+//! was recorded with (see [`crate::runner::bochs`]). In 1-instruction
+//! turns (`s all`, the default) a stop comes between two rounds of turns
+//! and changes nothing: every pass must print the recording byte for byte,
+//! or the explanation fails. Bochs checks instruction breakpoints only
+//! after its turn count, so in 1-instruction turns they never fire: the
+//! passes stop every so many rounds instead, and pass 1's first stop that
+//! finds the table's magic is the point. In 5-instruction turns
+//! (`continue`, older recordings) a breakpoint at [`BREAK_AFTER_TABLE`]
+//! reaches the point (one stop, before the APs start: byte for byte), but
+//! each watch stop cuts the stopped CPU's turn short, so pass 3 is a
+//! neighbouring execution: its output must agree with the recording on
+//! the lines that say what failed, time figures masked, and the report
+//! says so.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use vigil_proto::debug_table::{APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, STATE_ADDRESSES_AT};
+use vigil_proto::debug_table::{
+    APIC_IDS_AT, INBOX_LEN_ADDRESSES_AT, MAGIC as DEBUG_TABLE_MAGIC, MAGIC_AT, STATE_ADDRESSES_AT,
+};
 
 use crate::diagnosis::debug_table::ProtocolState;
 use crate::diagnosis::symbolize;
@@ -33,6 +41,7 @@ use crate::error::{Result, XtaskError};
 use crate::guest::run_output::{LOST_WAKEUP, parse_debug_table_line, parse_hex};
 use crate::guest::serial_diff::FirstDifference;
 use crate::guest::test_output::strip_core_prefix;
+use crate::runner::bochs::STEP_TURN;
 use crate::runner::kernel_build::KernelArtifacts;
 use crate::stress::replay::{Recording, Replayed, replay_with_debugger};
 
@@ -49,6 +58,22 @@ pub const MAX_WATCH_STOPS: usize = 400_000;
 /// timeout: a debugger stop at every access is much slower than the
 /// recorded boot, and a cut pass would look like another execution.
 pub const EXPLAIN_TIMEOUT_FACTOR: u64 = 20;
+
+/// Pass 1's stops per emulated second with 1-instruction turns (one
+/// every 2 ms: the first after the table is filled comes before the APs
+/// are through their INIT-SIPI sequence, 10 ms).
+pub const TABLE_STOPS_PER_EMULATED_S: u64 = 500;
+
+/// Pass 1's stops at most (20 emulated seconds).
+pub const TABLE_STOPS: usize = 10_000;
+
+/// The emulated time (`Next at t=`) the `index`-th stop printed.
+fn stop_tick(log: &str, index: usize) -> Option<u64> {
+    log.lines()
+        .filter_map(|line| line.trim().strip_prefix("Next at t="))
+        .nth(index)
+        .and_then(|t| t.trim().parse().ok())
+}
 
 /// Events shown before the lost halt.
 pub const EVENTS_BEFORE_THE_HALT: usize = 12;
@@ -132,22 +157,111 @@ pub struct WatchEvent {
     pub inbox_after: Option<u64>,
 }
 
-/// Pass 1: break after the table is filled, read the victim's two word
-/// addresses and the APIC ids of `cores` cores.
-pub fn address_commands(breakpoint: u64, victim: &Victim, cores: u32) -> String {
-    let table = victim.table_address;
-    let word = |index: usize| table + 8 * index as u64;
-    format!(
-        "lb {breakpoint:#x}\nc\nx /{cores}gx {:#x}\nx /1gx {:#x}\nx /1gx {:#x}\nc\n",
-        word(APIC_IDS_AT),
-        word(STATE_ADDRESSES_AT + victim.core),
-        word(INBOX_LEN_ADDRESSES_AT + victim.core),
-    )
+/// How the passes reach a point where the debug table is filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// A breakpoint at [`BREAK_AFTER_TABLE`] (this address), then
+    /// `continue`: for boots run in 5-instruction turns. (Bochs checks
+    /// breakpoints after its turn check, so a breakpoint never fires in
+    /// 1-instruction turns.)
+    Breakpoint(u64),
+    /// Stops every `stride` rounds of 1-instruction turns (`s all
+    /// stride`), each between two rounds, so none moves the execution:
+    /// the first stop that finds the table's magic is the point, `stops`
+    /// at most.
+    Rounds {
+        /// Rounds of turns between two stops.
+        stride: u64,
+        /// Stops tried for the table.
+        stops: usize,
+    },
 }
 
-/// Pass 2: the same breakpoint, then the two words' translations.
-pub fn translation_commands(breakpoint: u64, state: u64, inbox_len: u64) -> String {
-    format!("lb {breakpoint:#x}\nc\npage {state:#x}\npage {inbox_len:#x}\nc\n")
+impl Reach {
+    /// The commands that reach the point the `index`-th stop of pass 1
+    /// found the table at (0 for a breakpoint), and stop there.
+    pub fn to_stop(&self, index: usize) -> String {
+        match self {
+            Reach::Breakpoint(address) => format!("lb {address:#x}\ncontinue\n"),
+            Reach::Rounds { stride, .. } => format!("s all {stride}\n").repeat(index + 1),
+        }
+    }
+
+    /// How many stops pass 1 makes.
+    fn stops(&self) -> usize {
+        match self {
+            Reach::Breakpoint(_) => 1,
+            Reach::Rounds { stops, .. } => *stops,
+        }
+    }
+}
+
+/// Pass 1's reads at one stop: the table's magic, the APIC ids of `cores`
+/// cores and the victim's two word addresses.
+fn table_reads(victim: &Victim, cores: u32) -> [String; 4] {
+    let word = |index: usize| victim.table_address + 8 * index as u64;
+    [
+        format!("x /1gx {:#x}", word(MAGIC_AT)),
+        format!("x /{cores}gx {:#x}", word(APIC_IDS_AT)),
+        format!("x /1gx {:#x}", word(STATE_ADDRESSES_AT + victim.core)),
+        format!("x /1gx {:#x}", word(INBOX_LEN_ADDRESSES_AT + victim.core)),
+    ]
+}
+
+/// Pass 1: at each stop ([`Reach`]), read the table's magic, the APIC ids
+/// of `cores` cores and the victim's two word addresses; then run to the
+/// end with `resume`
+/// ([`crate::runner::bochs::BochsSettings::resume_command`]).
+pub fn address_commands(reach: &Reach, victim: &Victim, cores: u32, resume: &str) -> String {
+    let reads = table_reads(victim, cores).join("\n");
+    let mut out = String::new();
+    match reach {
+        Reach::Breakpoint(_) => {
+            let _ = writeln!(out, "{}{reads}", reach.to_stop(0));
+        }
+        Reach::Rounds { stride, stops } => {
+            for _ in 0..*stops {
+                let _ = writeln!(out, "s all {stride}\n{reads}");
+            }
+        }
+    }
+    out + &run_to_end(resume)
+}
+
+/// What pass 1 read at the first stop that found the table filled: its
+/// index, the APIC ids, the victim's state-byte and inbox-count
+/// addresses. `None` if no stop found the magic.
+pub fn table_at_first_filled_stop(
+    log: &str,
+    victim: &Victim,
+    cores: u32,
+) -> Option<(usize, Vec<u64>, u64, u64)> {
+    let [magic, apic, state, inbox] = table_reads(victim, cores);
+    let index = examined_values(log, &magic)
+        .iter()
+        .position(|values| values.first() == Some(&DEBUG_TABLE_MAGIC))?;
+    let at = |command: &str| examined_values(log, command).into_iter().nth(index);
+    let apic_ids = at(&apic).filter(|ids| ids.len() == cores as usize)?;
+    let state = at(&state)?.first().copied()?;
+    let inbox = at(&inbox)?.first().copied()?;
+    Some((index, apic_ids, state, inbox))
+}
+
+/// The commands that run the machine to its end after the last stop.
+fn run_to_end(resume: &str) -> String {
+    format!("{resume}\n").repeat(RUN_TO_END_COMMANDS)
+}
+
+/// Resume commands after a pass's last stop (each `s all` runs at most
+/// 2^32 rounds of turns; the end is the guest's power-off).
+const RUN_TO_END_COMMANDS: usize = 64;
+
+/// Pass 2: the point pass 1 found, then the two words' translations.
+pub fn translation_commands(reach_it: &str, state: u64, inbox_len: u64, resume: &str) -> String {
+    format!(
+        "{reach_it}page {state:#x}\npage {inbox_len:#x}\n{}",
+        run_to_end(resume)
+    )
 }
 
 /// What the watch pass stops at.
@@ -163,15 +277,23 @@ pub enum Watched {
 }
 
 /// Pass 3: watchpoints on both physical words from the breakpoint on,
-/// then stop after stop: continue, read both words.
-pub fn watch_commands(breakpoint: u64, state: u64, inbox_len: u64, watched: Watched) -> String {
-    let mut out =
-        format!("lb {breakpoint:#x}\nc\nwatch w {state:#x} 1\nwatch w {inbox_len:#x} 8\n");
+/// then stop after stop: resume, read both words.
+pub fn watch_commands(
+    reach_it: &str,
+    state: u64,
+    inbox_len: u64,
+    watched: Watched,
+    resume: &str,
+) -> String {
+    let mut out = format!("{reach_it}watch w {state:#x} 1\nwatch w {inbox_len:#x} 8\n");
     if watched == Watched::ReadsAndWrites {
         let _ = write!(out, "watch r {state:#x} 1\nwatch r {inbox_len:#x} 8\n");
     }
     for _ in 0..MAX_WATCH_STOPS {
-        let _ = write!(out, "c\nxp /1bx {state:#x}\nxp /1gx {inbox_len:#x}\n");
+        let _ = write!(
+            out,
+            "{resume}\nxp /1bx {state:#x}\nxp /1gx {inbox_len:#x}\n"
+        );
     }
     out
 }
@@ -225,8 +347,14 @@ pub fn translations(log: &str) -> Vec<u64> {
 
 /// The watch pass's stops, from its debugger log: each `Caught ... watch
 /// point` with its CPU's next instruction, the stop's time and the two
-/// words read after it. Returns the events and how many continues ran.
-pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, usize) {
+/// words read after it. Returns the events and how many resume commands
+/// (`resume`, as the log echoes it) ran.
+pub fn watch_events(
+    log: &str,
+    state: u64,
+    inbox_len: u64,
+    resume: &str,
+) -> (Vec<WatchEvent>, usize) {
     let mut events: Vec<WatchEvent> = Vec::new();
     let mut block_start = 0;
     let mut continues = 0;
@@ -235,7 +363,7 @@ pub fn watch_events(log: &str, state: u64, inbox_len: u64) -> (Vec<WatchEvent>, 
     let mut reading: Option<Word> = None;
     for line in log.lines() {
         let line = line.trim();
-        if line == "c" {
+        if line == resume {
             continues += 1;
             block_start = events.len();
             pending.clear();
@@ -523,13 +651,20 @@ pub struct Explanation {
     pub watched: Watched,
     /// Each core's APIC id (Bochs's CPU number), from the debug table.
     pub apic_ids: Vec<u64>,
+    /// The boot ran in 1-instruction turns, so the watched boot must
+    /// print the recording byte for byte (with 5-instruction turns its
+    /// stops move the interleaving, and only the failure must agree).
+    pub exact: bool,
 }
 
 impl Explanation {
     /// Whether the explanation holds: the watched boot failed as
     /// recorded, and the lost halt is among the accesses.
     pub fn is_complete(&self) -> bool {
-        !self.watched_cut && self.same_failure && self.halt.is_some()
+        !self.watched_cut
+            && self.same_failure
+            && self.halt.is_some()
+            && (!self.exact || self.watched_difference.is_none())
     }
 
     /// Writes every line of the history to `path`.
@@ -572,13 +707,20 @@ impl Explanation {
             None => {
                 let _ = writeln!(
                     out,
-                    "explain: the watched boot's serial output is identical to the recording"
+                    "explain: the watched boot's serial output is identical to the recording, byte for byte: the history is the recorded execution's"
                 );
+            }
+            Some(difference) if self.exact => {
+                let _ = writeln!(
+                    out,
+                    "explain: FAILED: the watched boot's serial output differs from the recording although its stops fall between rounds of 1-instruction turns: {difference}"
+                );
+                return out;
             }
             Some(difference) => {
                 let _ = writeln!(
                     out,
-                    "explain: the watched boot's serial output differs from the recording (each stop moves Bochs's clock): {difference}"
+                    "explain: the watched boot's serial output differs from the recording (each stop cuts a 5-instruction turn short): {difference}"
                 );
             }
         }
@@ -716,53 +858,72 @@ pub fn explain(
 ) -> Result<Explanation> {
     let recorded = &recording.run.record.serial;
     let smp = recording.run.planned.boot.smp;
-    let breakpoint = symbolize::function_address(&kernel.elf, BREAK_AFTER_TABLE)
-        .map_err(XtaskError::failed)?
-        + victim.image_offset;
+    let settings = recording
+        .run
+        .planned
+        .boot
+        .bochs
+        .ok_or_else(|| XtaskError::usage("not a Bochs boot"))?;
+    let resume = settings.resume_command(smp);
+    // With 1-instruction turns every stop falls between two rounds of
+    // turns, and one CPU has no turns: the watched boot is the recorded
+    // execution, byte for byte.
+    let exact = settings.turn == STEP_TURN || smp == 1;
+    let stepped = settings.turn == STEP_TURN && smp > 1;
+    let reach = if stepped {
+        Reach::Rounds {
+            stride: (settings.ips / TABLE_STOPS_PER_EMULATED_S).max(1),
+            stops: TABLE_STOPS,
+        }
+    } else {
+        Reach::Breakpoint(
+            symbolize::function_address(&kernel.elf, BREAK_AFTER_TABLE)
+                .map_err(XtaskError::failed)?
+                + victim.image_offset,
+        )
+    };
+    let how = match reach {
+        Reach::Breakpoint(address) => {
+            format!("a breakpoint at {BREAK_AFTER_TABLE}, {address:#x}")
+        }
+        Reach::Rounds { stride, .. } => format!(
+            "a stop every {stride} rounds of 1-instruction turns until the table's magic is there"
+        ),
+    };
     let mut passes = vec![format!(
-        "core {} lost a wakeup; pass 1 of 3 read its words' addresses from the debug table at {:#x} (breakpoint at {BREAK_AFTER_TABLE}, {breakpoint:#x})",
+        "core {} lost a wakeup; pass 1 of 3 read its words' addresses from the debug table at {:#x} ({how})",
         victim.core, victim.table_address
     )];
     let first = replay_with_debugger(
         recording,
         kernel,
         false,
-        Some(address_commands(breakpoint, victim, smp)),
+        Some(address_commands(&reach, victim, smp, &resume)),
     )?;
     require_identical(&first, "pass 1")?;
     let log = first.outcome.debugger_log.clone().unwrap_or_default();
-    let table = victim.table_address;
-    let word = |index: usize| table + 8 * index as u64;
-    let values = |command: String| -> Result<Vec<u64>> {
-        examined_values(&log, &command)
-            .into_iter()
-            .next()
-            .filter(|values| !values.is_empty())
-            .ok_or_else(|| {
-                XtaskError::failed(format!(
-                    "the debugger printed nothing for `{command}` ({} bytes of debugger log)",
-                    log.len()
-                ))
-            })
-    };
-    let state = values(format!(
-        "x /1gx {:#x}",
-        word(STATE_ADDRESSES_AT + victim.core)
-    ))?[0];
-    let inbox_len = values(format!(
-        "x /1gx {:#x}",
-        word(INBOX_LEN_ADDRESSES_AT + victim.core)
-    ))?[0];
-    let apic_ids = values(format!("x /{smp}gx {:#x}", word(APIC_IDS_AT)))?;
+    let (stop, apic_ids, state, inbox_len) = table_at_first_filled_stop(&log, victim, smp)
+        .ok_or_else(|| {
+            XtaskError::failed(format!(
+                "none of pass 1's {} stops found the debug table filled (its magic, {smp} APIC ids and core {}'s two addresses; {} bytes of debugger log)",
+                reach.stops(),
+                victim.core,
+                log.len()
+            ))
+        })?;
+    let reach_it = reach.to_stop(stop);
+    let at_tick = stop_tick(&log, stop);
     passes.push(format!(
-        "pass 2 of 3 translated core {}'s state byte ({state:#x}) and inbox count ({inbox_len:#x}) to physical addresses",
-        victim.core
+        "pass 2 of 3 translated core {}'s state byte ({state:#x}) and inbox count ({inbox_len:#x}) to physical addresses at stop {} (t={})",
+        victim.core,
+        stop + 1,
+        at_tick.map_or_else(|| "?".to_string(), |t| t.to_string())
     ));
     let second = replay_with_debugger(
         recording,
         kernel,
         false,
-        Some(translation_commands(breakpoint, state, inbox_len)),
+        Some(translation_commands(&reach_it, state, inbox_len, &resume)),
     )?;
     require_identical(&second, "pass 2")?;
     let physical = translations(second.outcome.debugger_log.as_deref().unwrap_or(""));
@@ -773,13 +934,19 @@ pub fn explain(
         )));
     };
     passes.push(format!(
-        "pass 3 of 3 watched every read and write of physical {state_phys:#x} (state) and {inbox_phys:#x} (inbox count)"
+        "pass 3 of 3 watched every read and write of physical {state_phys:#x} (state) and {inbox_phys:#x} (inbox count) from that stop on"
     ));
     let core_of_cpu = |cpu: u32| core_of(&apic_ids, cpu);
     let victim_cpu = apic_ids
         .get(victim.core)
         .and_then(|&id| u32::try_from(id).ok())
         .unwrap_or(u32::MAX);
+    if !exact {
+        passes.push(format!(
+            "note: this boot ran in turns of {} instructions (the debugger's `continue`, `--bochs-turn {}`): a stop cuts the stopped CPU's turn short, so the watched boot is a neighbouring execution, not the recorded one (same failure required, time figures differ); boots recorded with `--bochs-turn {STEP_TURN}` (the default) are watched exactly",
+            settings.turn, settings.turn
+        ));
+    }
     let mut explanation = None;
     for watched in [Watched::ReadsAndWrites, Watched::Writes] {
         if watched == Watched::Writes {
@@ -791,10 +958,12 @@ pub fn explain(
             recording,
             kernel,
             echo,
-            Some(watch_commands(breakpoint, state_phys, inbox_phys, watched)),
+            Some(watch_commands(
+                &reach_it, state_phys, inbox_phys, watched, &resume,
+            )),
         )?;
         let log = third.outcome.debugger_log.as_deref().unwrap_or("");
-        let (events, continues) = watch_events(log, state_phys, inbox_phys);
+        let (events, continues) = watch_events(log, state_phys, inbox_phys, &resume);
         let (functions, unnamed) = event_functions(&kernel.elf, &events, victim.image_offset);
         let lines = events
             .iter()
@@ -826,8 +995,10 @@ pub fn explain(
             events,
             watched,
             apic_ids: apic_ids.clone(),
+            exact,
         };
-        let again = !done.same_failure && !done.watched_cut;
+        // An exact watch is not tried again: a difference there is news.
+        let again = !exact && !done.same_failure && !done.watched_cut;
         explanation = Some(done);
         if !again {
             break;
@@ -889,7 +1060,7 @@ xp /1gx 0x112f2b0
 
     #[test]
     fn stops_become_events_with_their_cpu_time_instruction_and_words() {
-        let (events, continues) = watch_events(WATCH_LOG, 0x112f2b9, 0x112f2b0);
+        let (events, continues) = watch_events(WATCH_LOG, 0x112f2b9, 0x112f2b0, "c");
         assert_eq!(continues, 3);
         assert_eq!(
             events,
@@ -945,6 +1116,7 @@ xp /1gx 0x112f2b0
             ),
             0x112f2b9,
             0x112f2b0,
+            "c",
         );
         assert_eq!(shared.len(), 4);
         assert_eq!((shared[2].state_after, shared[3].inbox_after), (None, None));
@@ -995,6 +1167,66 @@ xp /1gx 0x112f2b0
         );
         let log = "page 0x2800112f2b9\nPML4: 0x000000000111f023    ps         A pcd pwt S W P\n PDE: 0x80000000010000e3 XD PS g pat D A pcd pwt S W P\nlinear page 0x000002800112f000 maps to physical page 0x00000112f000\n";
         assert_eq!(translations(log), [0x112f2b9]);
+    }
+
+    #[test]
+    fn pass_one_takes_the_first_stop_that_finds_the_table_filled() {
+        let victim = Victim {
+            core: 1,
+            table_address: 0x1000,
+            image_offset: 0,
+        };
+        let reach = Reach::Rounds {
+            stride: 100,
+            stops: 3,
+        };
+        let commands = address_commands(&reach, &victim, 2, "s all 7");
+        assert!(
+            commands.starts_with(
+                "s all 100\nx /1gx 0x1000\nx /2gx 0x1018\nx /1gx 0x1820\nx /1gx 0x2020\ns all 100\n"
+            ),
+            "{commands}"
+        );
+        assert_eq!(commands.matches("s all 100\n").count(), 3);
+        assert!(commands.ends_with("s all 7\n"));
+        assert_eq!(reach.to_stop(2), "s all 100\n".repeat(3));
+        assert_eq!(Reach::Breakpoint(0xabc).to_stop(0), "lb 0xabc\ncontinue\n");
+        // Stop 1: not mapped yet; stop 2: mapped, magic not written;
+        // stop 3: filled.
+        let stop = |magic: &str, apic: &str, state: &str, inbox: &str, t: u64| {
+            format!(
+                "s all 100\nNext at t={t}\nx /1gx 0x1000\n[bochs]:\n0x0000000000001000 <bogus+       0>:\t{magic}\nx /2gx 0x1018\n[bochs]:\n0x0000000000001018 <bogus+       0>:\t{apic}\nx /1gx 0x1820\n[bochs]:\n0x0000000000001820 <bogus+       0>:\t{state}\nx /1gx 0x2020\n[bochs]:\n0x0000000000002020 <bogus+       0>:\t{inbox}\n"
+            )
+        };
+        let unmapped =
+            "bx_dbg_read_linear: physical address not available for linear 0x0000000000001000";
+        let log = [
+            stop(unmapped, unmapped, unmapped, unmapped, 100),
+            stop("0x0000000000000000", "0x0\t0x0", "0x0", "0x0", 200),
+            stop(
+                "0x5649474c49474956",
+                "0x0\t0x1",
+                "0x2800112f439",
+                "0x2800112f430",
+                300,
+            ),
+            stop(
+                "0x5649474c49474956",
+                "0x0\t0x1",
+                "0x2800112f439",
+                "0x2800112f430",
+                400,
+            ),
+        ]
+        .concat();
+        let log = log.replace("0x5649474c49474956", &format!("{DEBUG_TABLE_MAGIC:#x}"));
+        assert_eq!(
+            table_at_first_filled_stop(&log, &victim, 2),
+            Some((2, vec![0, 1], 0x2800112f439, 0x2800112f430))
+        );
+        assert_eq!(stop_tick(&log, 2), Some(300));
+        let never = [stop("0x0", "0x0\t0x0", "0x0", "0x0", 100)].concat();
+        assert_eq!(table_at_first_filled_stop(&never, &victim, 2), None);
     }
 
     #[test]

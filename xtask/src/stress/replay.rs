@@ -99,7 +99,10 @@ pub fn parse_reproduce(command: &str) -> Result<RunArgs> {
 /// must agree with the spec on cores, parameters and settings.
 fn build_of(run: &StressRun) -> Result<BuildConfig> {
     let spec = &run.planned.boot;
-    let args = parse_reproduce(&spec.reproduce)?;
+    let mut args = parse_reproduce(&spec.reproduce)?;
+    // Reproduce commands from before `--bochs-turn` ran the debugger's
+    // `continue`.
+    args.bochs.bochs_turn = args.bochs.bochs_turn.or(Some(bochs::CONTINUE_TURN));
     let agrees = args.emulator == Emulator::Bochs
         && args.smp == spec.smp
         && args.params == spec.params
@@ -286,6 +289,28 @@ mod tests {
         ] {
             assert_eq!(parse_reproduce(bad).unwrap_err().exit_code(), 2, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_recording_from_before_the_turn_setting_replays_with_continue() {
+        let config = bochs_campaign();
+        let file = file_with(&config, &[RunClass::LostWakeups]);
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        assert!(text.contains(",\"turn\":1}") && text.contains("--bochs-turn 1 "));
+        let legacy = text
+            .replace(",\"turn\":1}", "}")
+            .replace("--bochs-turn 1 ", "");
+        std::fs::write(file.path(), legacy).unwrap();
+        let loaded = load(file.path(), None).unwrap();
+        let settings = loaded.run.planned.boot.bochs.unwrap();
+        assert_eq!(settings.turn, bochs::CONTINUE_TURN);
+        assert_eq!(settings.resume_command(4), "continue");
+        // A spec that says 1 with a command that does not is an edit.
+        let file = file_with(&config, &[RunClass::LostWakeups]);
+        let edited = text.replace("--bochs-turn 1 ", "");
+        std::fs::write(file.path(), edited).unwrap();
+        let err = load(file.path(), None).unwrap_err();
+        assert!(err.to_string().contains("disagree"), "{err}");
     }
 
     #[test]

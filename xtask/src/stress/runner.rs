@@ -436,7 +436,7 @@ mod tests {
             assert_eq!(run.boot.bochs, Some(BochsSettings::default()));
             assert!(
                 run.boot.reproduce.starts_with(&format!(
-                    "cargo xtask run --emulator bochs --bochs-ips 50000000 --bochs-quantum 16 --bochs-time0 946684800 --smp {} workload=laplace policy=racy-flag seed={} chaos=off",
+                    "cargo xtask run --emulator bochs --bochs-ips 50000000 --bochs-quantum 16 --bochs-turn 1 --bochs-time0 946684800 --smp {} workload=laplace policy=racy-flag seed={} chaos=off",
                     run.boot.smp, run.seed
                 )),
                 "{}",
