@@ -20,19 +20,6 @@ use core::ops::Range;
 /// Fixed-point 1.0.
 pub const ONE: i64 = 1 << 30;
 
-/// About how much work, in grid points, one stealable chunk has (the
-/// grid's interior is split evenly into whole rows, so a chunk can be a
-/// little under it: 2 chunks of 31 rows of 62 points for 64×64). A chunk
-/// costs a lock, a queue pop, a latch count and, for a core woken to run
-/// it, a search wake, besides its rows. Measured on the kernel (2 host
-/// cores, TCG, release, sync-heavy 64×64): with one chunk per core the
-/// grid at 32 vCPUs was 32 chunks of 2 rows and took 190-320 ms; chunk
-/// floors of 250, 500, 1000 and 2000 points (13, 7, 4 and 2 chunks at 32
-/// vCPUs) took 147-267, 137-148, 92-132 and 35-52 ms at 32 vCPUs and were
-/// alike at 2. A floor suits the host it was measured on: with more host
-/// cores than 2, more (smaller) chunks could run at once.
-pub const MIN_CHUNK_POINTS: usize = 2000;
-
 /// The value of point `index` (row-major) of a fresh `size`×`size` grid:
 /// [`ONE`] on the top row, 0 elsewhere.
 #[must_use]
@@ -61,17 +48,6 @@ pub const fn block_rows(size: usize, blocks: usize, block: usize) -> Range<usize
 #[must_use]
 pub fn worker_count(size: usize, cores: usize) -> usize {
     cores.min(size - 2).max(1)
-}
-
-/// How many stealable chunks a round of a grid of side `size` is split
-/// into with `workers` workers: as many chunks of about
-/// [`MIN_CHUNK_POINTS`] as the grid holds (whole rows), at most one per
-/// worker.
-#[must_use]
-pub fn stealable_chunks(size: usize, workers: usize) -> usize {
-    let interior = size - 2;
-    let rows_per_chunk = MIN_CHUNK_POINTS.div_ceil(interior);
-    workers.min(interior.div_ceil(rows_per_chunk)).max(1)
 }
 
 /// FNV-1a 64 over `i64` values, each as 8 little-endian bytes.
@@ -130,12 +106,7 @@ mod tests {
     }
 
     #[test]
-    fn chunks_follow_the_point_floor() {
-        // 64x64: 62 interior rows of 62 points, 33 rows a chunk: 2 chunks.
-        assert_eq!(stealable_chunks(64, 32), 2);
-        assert_eq!(stealable_chunks(64, 1), 1);
-        // 512x512: 510 points a row, 4 rows a chunk, 128 chunks, capped.
-        assert_eq!(stealable_chunks(512, 32), 32);
+    fn one_worker_per_core_and_per_interior_row_at_most() {
         assert_eq!(worker_count(4, 32), 2);
         assert_eq!(worker_count(64, 8), 8);
     }

@@ -60,8 +60,15 @@ fn run(params: params::PeerParams) -> std::io::Result<()> {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
     let idle = LinuxIdle::of_cmdline(&cmdline);
     let idle_driver = costs::idle_driver();
-    let pool = params.pool.unwrap_or(Pool::default_for(cpus));
     let size = params.size;
+    // Without pool=, the shape a Linux program would be written in: one
+    // pinned thread per CPU with a barrier, or rayon where the grid has
+    // fewer interior rows than CPUs.
+    let pool = params.pool.unwrap_or(if size - 2 >= cpus {
+        Pool::Pinned
+    } else {
+        Pool::Steal
+    });
     if pool == Pool::Pinned && size - 2 < cpus {
         say(&format!(
             "linux-laplace: bad boot parameter: {}={size} has {} interior rows for {cpus} CPUs, and {}={} gives every CPU at least one row: use {}={} or more",
@@ -77,7 +84,7 @@ fn run(params: params::PeerParams) -> std::io::Result<()> {
     let workers = laplace_grid::worker_count(size, cpus);
     let blocks = match pool {
         Pool::Pinned => workers,
-        Pool::Steal => laplace_grid::stealable_chunks(size, workers),
+        Pool::Steal => steal_pool::stealable_chunks(size, workers),
     };
     say(&format!(
         "linux-laplace: Linux {} on {cpus} CPUs, idle={} (cpuidle driver {idle_driver}), pool={} with {blocks} blocks, {size}x{size}, {} iterations",
