@@ -288,10 +288,16 @@ pub struct StressArgs {
     /// fail a boot whose own count differs.
     #[arg(long)]
     pub ipi_oracle: bool,
-    /// Fork-join pool (`pool=`; kernel default: `steal` on 2 or more
-    /// cores, `pinned` on one).
+    /// Fork-join pool (`pool=`; kernel default: the round plan's choice,
+    /// pinned only where every core has a host core and its round is
+    /// cheaper).
     #[arg(long, value_enum)]
     pub pool: Option<crate::guest::settings::Pool>,
+    /// Stealable chunks per round (`chunks=`, 1..=4096; kernel default: the
+    /// round plan's, from the host parallelism and the round's measured
+    /// work). Fixing it makes a campaign's rounds the same on every host.
+    #[arg(long, value_name = "N", value_parser = crate::guest::settings::parse_chunks)]
+    pub chunks: Option<u32>,
     /// Laplace grid side (4..=4096; kernel default 64).
     #[arg(long, value_name = "N", value_parser = crate::guest::settings::parse_grid_size)]
     pub size: Option<u32>,

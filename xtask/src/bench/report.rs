@@ -64,6 +64,9 @@ pub struct ConfigSummary {
     /// cores that ran a fork-join round's work (boots without the line
     /// count for nothing).
     pub cores_per_round: Option<Spread>,
+    /// Each boot's chunks per round from its `pool:` line: the round
+    /// plan's choice, from what that boot measured of the host.
+    pub chunks_per_round: Option<Spread>,
     /// Wake IPIs that ended no halt with work waiting, over wake IPIs sent,
     /// both counted at the destination (the sleeper's side).
     pub needless_ipi_share: Option<Spread>,
@@ -124,6 +127,9 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 cores_per_round: Spread::of(
                     ok.iter()
                         .filter_map(|run| Some(run.pool()?.cores_per_round_median as f64)),
+                ),
+                chunks_per_round: Spread::of(
+                    ok.iter().filter_map(|run| Some(run.pool()?.chunks? as f64)),
                 ),
                 needless_ipi_share: Spread::of(
                     ok.iter().filter_map(|run| run.totals?.needless_ipi_share()),
@@ -380,6 +386,7 @@ fn render_grid_table(
         "variant",
         "guest ms",
         "/sm-steal",
+        "chunks",
         "cores/round",
         "IPIs/iter",
         "IPIs/wakeups/spurious per core",
@@ -414,6 +421,7 @@ fn render_grid_table(
             summary.variant.name().to_string(),
             cell(Some(summary), |s| s.time_ms, 1),
             ratio(summary.ratio_to_state_machine),
+            median(summary.chunks_per_round, 1),
             median(summary.cores_per_round, 1),
             if floor {
                 "n/a".to_string()
@@ -755,6 +763,10 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
             "per boot: cores_per_round_median of the kernel's `pool:` line (distinct cores that ran a fork-join round's work, median over rounds); summarised over boots with the line (Laplace only)",
         ),
         (
+            "chunks_per_round",
+            "per boot: chunks= of the kernel's `pool:` line (the round plan's chunks per round, or workers of the pinned pool, chosen from what the boot measured of the host); summarised over boots with the line (Laplace only)",
+        ),
+        (
             "wake_latency",
             "each run's p50/p99 from VIGIL-STATS wake_latency_us (histogram bucket upper bounds), summarised over runs",
         ),
@@ -886,10 +898,11 @@ mod tests {
             .find(|line| line.split_whitespace().nth(1) == Some("sm-pinned"))
             .unwrap_or_else(|| panic!("{text}"));
         let cells: Vec<&str> = row.split_whitespace().collect();
-        // smp, variant, guest ms, /sm-steal, cores/round, IPIs/iter.
+        // smp, variant, guest ms, /sm-steal, chunks (no plan printed in
+        // these lines), cores/round, IPIs/iter.
         assert_eq!(
-            &cells[..6],
-            ["2", "sm-pinned", "100.0", "1.00", "2.0", "2.00"],
+            &cells[..7],
+            ["2", "sm-pinned", "100.0", "1.00", "-", "2.0", "2.00"],
             "{row}"
         );
         assert!(
@@ -913,7 +926,7 @@ mod tests {
         assert_eq!(json["runs"][0]["pool"]["cores_per_round_median"], 1);
         assert_eq!(json["runs"][0]["variant"], "sm-steal");
         assert_eq!(json["runs"][2]["pool"], serde_json::Value::Null);
-        for key in ["cores_per_round", "ipis_per_iteration"] {
+        for key in ["cores_per_round", "chunks_per_round", "ipis_per_iteration"] {
             assert!(json["definitions"][key].is_string(), "{key}");
         }
     }

@@ -45,6 +45,7 @@ pub fn config_from_args(args: &StressArgs) -> StressConfig {
         fault: args.fault,
         ipi_oracle: args.ipi_oracle,
         pool: args.pool,
+        chunks: args.chunks,
         size: args.size,
         iterations: args.iterations,
         base_seed: args.seed.unwrap_or_else(seed_from_time),

@@ -1,8 +1,10 @@
 //! The kernel's fork-join pool line, printed after a Laplace run:
-//! `[c0] pool: kind=steal rounds=1000 cores_per_round_median=1 min=1 max=5
-//! search_wakes=577` (`kind=pinned` for the pinned pool, with
-//! `search_wakes=0`). The bench reads how many distinct cores ran each
-//! round's work from it.
+//! `[c0] pool: kind=steal chunks=2 work_us=41 rounds=1000
+//! cores_per_round_median=1 min=1 max=5 search_wakes=577` (`kind=pinned`
+//! for the pinned pool, with `search_wakes=0`): the round plan's choice
+//! (pool, chunks per round, a round's measured work on one core) and what
+//! the rounds did. The bench reads the chunks and how many distinct cores
+//! ran each round's work from it.
 
 use serde::Serialize;
 
@@ -16,6 +18,12 @@ pub const POOL_PREFIX: &str = "pool: ";
 pub struct PoolLine {
     /// `pinned` or `steal`.
     pub kind: String,
+    /// Chunks (stealing pool) or workers (pinned pool) per round, as the
+    /// round plan chose (`None` from a kernel that printed no plan).
+    pub chunks: Option<u64>,
+    /// A round's work on one core as the kernel measured it, µs (`None`:
+    /// not printed).
+    pub work_us: Option<u64>,
     /// Fork-join rounds counted.
     pub rounds: u64,
     /// Median over rounds of the distinct cores that ran a round's work.
@@ -41,6 +49,8 @@ impl PoolLine {
         let number = |name: &str| field(name)?.parse().ok();
         Some(Self {
             kind: field("kind")?.to_string(),
+            chunks: number("chunks"),
+            work_us: number("work_us"),
             rounds: number("rounds")?,
             cores_per_round_median: number("cores_per_round_median")?,
             min: number("min")?,
@@ -66,12 +76,14 @@ mod tests {
     #[test]
     fn the_kernel_lines_parse() {
         let serial = "[c0] laplace: size=64 iterations=1000 workers=2 elapsed_us=1 residual=0 checksum=0x0\n\
-                      [c0] pool: kind=steal rounds=1000 cores_per_round_median=1 min=1 max=5 search_wakes=577\r\n\
+                      [c0] pool: kind=steal chunks=2 work_us=41 rounds=1000 cores_per_round_median=1 min=1 max=5 search_wakes=577\r\n\
                       [c0] VIGIL-STATS {}\n";
         assert_eq!(
             PoolLine::find_in(serial),
             Some(PoolLine {
                 kind: "steal".to_string(),
+                chunks: Some(2),
+                work_us: Some(41),
                 rounds: 1000,
                 cores_per_round_median: 1,
                 min: 1,
@@ -84,6 +96,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(pinned.kind, "pinned");
+        assert_eq!(pinned.chunks, None);
         assert_eq!(pinned.cores_per_round_median, 2);
     }
 

@@ -152,7 +152,8 @@ kernel_value! {
 /// watchdog scan periods (ms), grid sides (`size=`), iteration counts
 /// (`iterations=`).
 pub use vigil_proto::boot_params::{
-    DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE, Watchdog,
+    CHUNKS_RANGE, DEFAULT_WATCHDOG_MS, GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE,
+    Watchdog,
 };
 
 /// Parses `--watchdog-ms`: `off` or milliseconds in [`WATCHDOG_MS_RANGE`].
@@ -177,6 +178,12 @@ pub fn parse_grid_size(text: &str) -> Result<u32, String> {
 pub fn parse_iterations(text: &str) -> Result<u32, String> {
     let iterations = parse_count(text, "iteration count")?;
     in_range(iterations, &ITERATIONS_RANGE, "--iterations")
+}
+
+/// Parses `--chunks`: in [`CHUNKS_RANGE`].
+pub fn parse_chunks(text: &str) -> Result<u32, String> {
+    let chunks = parse_count(text, "chunk count")?;
+    in_range(chunks, &CHUNKS_RANGE, "--chunks")
 }
 
 /// Parses `--seed`: decimal or `0x` hex u64.

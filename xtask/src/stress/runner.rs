@@ -58,6 +58,9 @@ pub struct StressConfig {
     pub ipi_oracle: bool,
     /// `pool=` (kernel default when `None`).
     pub pool: Option<Pool>,
+    /// `chunks=` (the kernel's round plan when `None`).
+    #[serde(default)]
+    pub chunks: Option<u32>,
     /// `size=` (kernel default when `None`).
     pub size: Option<u32>,
     /// `iterations=` (kernel default when `None`).
@@ -96,6 +99,7 @@ impl StressConfig {
             size: None,
             iterations: None,
             pool: None,
+            chunks: None,
             base_seed: 1,
             stall_s: DEFAULT_STALL_S,
             timeout_s: DEFAULT_RUN_TIMEOUT_S,
@@ -276,6 +280,7 @@ impl StressConfig {
                         iterations: self.iterations,
                         fault: self.fault.map(IpiFault::fault),
                         pool: self.pool.map(Pool::pool),
+                        chunks: self.chunks,
                         ..ParamLine::default()
                     }
                     .tokens()
