@@ -70,11 +70,11 @@ fn quick_bench_writes_every_field() {
 
     assert_eq!(
         json["config"]["variants"],
-        serde_json::json!(["sm-steal", "sm-pinned", "always-ipi", "idle-poll", "floor"])
+        serde_json::json!(["default", "sm-pinned", "always-ipi", "idle-poll", "floor"])
     );
 
     // 1 run of: the 5 quick variants x 2 core counts, sync-heavy and
-    // compute-heavy, + 3 x 2 (idle: sm-steal, always-ipi and idle-poll;
+    // compute-heavy, + 3 x 2 (idle: default, always-ipi and idle-poll;
     // no sm-pinned, no floor).
     let runs = json["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 26, "{}", json["runs"]);

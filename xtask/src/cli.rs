@@ -711,7 +711,7 @@ mod tests {
             &["run", "--linux-idle", "poll"][..],
             &["run", "--peer", "linux", "--linux-idle", "halt"],
             &["run", "--peer", "bsd"],
-            &["bench", "--variants", "sm-steal,linux-pinned"],
+            &["bench", "--variants", "default,linux-pinned"],
             &["bench", "--variants", "bogus"],
         ] {
             assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
@@ -721,12 +721,12 @@ mod tests {
             "--peer",
             "linux",
             "--variants",
-            "sm-steal,idle-poll",
+            "default,idle-poll",
         ]));
         assert_eq!(
             config.variants,
             [
-                Variant::StateMachine,
+                Variant::Default,
                 Variant::IdlePoll,
                 Variant::LinuxPinned,
                 Variant::LinuxSteal,

@@ -17,15 +17,18 @@ use crate::runner::kernel_build::BuildConfig;
 use crate::runner::platform::Arch;
 use crate::runner::qemu::MarkLimit;
 
-/// A kernel configuration under comparison. Every fork-join variant names
-/// its `pool=` (and `backoff=off` where it turns the poll before a halt
-/// off) so a change of the kernel's defaults cannot change what a row
-/// measures. Serialised by [`Variant::name`].
+/// A kernel configuration under comparison. Every alternative names its
+/// `pool=` (and `backoff=off` where it turns the poll before a halt off);
+/// the default and the variants that change one thing of it (idle-poll,
+/// the watchdog) leave the pool to the kernel's round plan, so that the
+/// reference is what a user gets. Serialised by [`Variant::name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Variant {
-    /// Release build, `policy=state-machine pool=steal`: the kernel's
-    /// defaults from 2 cores, spelled out; the reference of the ratios.
-    StateMachine,
+    /// Release build, `policy=state-machine` and no `pool=` or `chunks=`:
+    /// the kernel's defaults, the round plan choosing the pool and the
+    /// chunks from what the boot measures of the host; the reference of
+    /// the ratios.
+    Default,
     /// Release build, `policy=state-machine pool=pinned`.
     SmPinned,
     /// Release build, `policy=state-machine pool=steal backoff=off`.
@@ -36,13 +39,14 @@ pub enum Variant {
     AlwaysIpi,
     /// Release build, `policy=always-ipi pool=steal`.
     AlwaysIpiSteal,
-    /// Release build with `--features idle-poll` (no `policy=`), `pool=steal`.
+    /// Release build with `--features idle-poll` (no `policy=`), the round
+    /// plan's pool.
     IdlePoll,
     /// Release build, `workload=floor`: the platform's own cost of an
     /// IPI-released fork-join round (grid sections only).
     Floor,
-    /// Release build, `policy=state-machine watchdog=off pool=steal`: what
-    /// the default watchdog costs (sync-heavy only).
+    /// Release build, `policy=state-machine watchdog=off`: what the
+    /// default watchdog costs (sync-heavy only).
     WatchdogOff,
     /// The Linux peer (`--peer linux`): Debian's kernel, Linux's own idle,
     /// `pool=pinned` (one pinned thread per CPU, a barrier per iteration).
@@ -58,7 +62,7 @@ pub enum Variant {
 impl Variant {
     /// Every variant, in table order.
     pub const ALL: [Self; 9] = [
-        Self::StateMachine,
+        Self::Default,
         Self::SmPinned,
         Self::SmStealBackoffOff,
         Self::SmPinnedBackoffOff,
@@ -80,7 +84,7 @@ impl Variant {
     /// What `--quick` compares: the two pools under the state machine, the
     /// always-IPI and polling baselines, the floor.
     pub const QUICK: [Self; 5] = [
-        Self::StateMachine,
+        Self::Default,
         Self::SmPinned,
         Self::AlwaysIpi,
         Self::IdlePoll,
@@ -92,7 +96,7 @@ impl Variant {
     /// feature, the workload.
     pub fn name(self) -> &'static str {
         match self {
-            Self::StateMachine => "sm-steal",
+            Self::Default => "default",
             Self::SmPinned => "sm-pinned",
             Self::SmStealBackoffOff => "sm-steal-backoff-off",
             Self::SmPinnedBackoffOff => "sm-pinned-backoff-off",
@@ -134,7 +138,7 @@ impl Variant {
 
     fn policy(self) -> Option<WakePolicy> {
         match self {
-            Self::StateMachine
+            Self::Default
             | Self::SmPinned
             | Self::SmStealBackoffOff
             | Self::SmPinnedBackoffOff
@@ -149,14 +153,14 @@ impl Variant {
         }
     }
 
-    /// `pool=` (the floor has no fork-join pool: none).
+    /// `pool=` (`None`: the floor has no fork-join pool; the default, the
+    /// idle-poll build and the watchdog's cost leave the pool and its
+    /// chunks to the kernel's round plan).
     pub fn pool(self) -> Option<Pool> {
         match self {
-            Self::StateMachine
-            | Self::SmStealBackoffOff
+            Self::Default | Self::IdlePoll | Self::WatchdogOff | Self::Floor => None,
+            Self::SmStealBackoffOff
             | Self::AlwaysIpiSteal
-            | Self::IdlePoll
-            | Self::WatchdogOff
             | Self::LinuxSteal
             | Self::LinuxPollSteal => Some(Pool::Steal),
             Self::SmPinned
@@ -164,7 +168,6 @@ impl Variant {
             | Self::AlwaysIpi
             | Self::LinuxPinned
             | Self::LinuxPollPinned => Some(Pool::Pinned),
-            Self::Floor => None,
         }
     }
 
@@ -251,7 +254,7 @@ impl Section {
     pub fn variants(self) -> &'static [Variant] {
         match self {
             Self::SyncHeavy => &[
-                Variant::StateMachine,
+                Variant::Default,
                 Variant::SmPinned,
                 Variant::SmStealBackoffOff,
                 Variant::SmPinnedBackoffOff,
@@ -266,7 +269,7 @@ impl Section {
                 Variant::LinuxPollSteal,
             ],
             Self::ComputeHeavy => &[
-                Variant::StateMachine,
+                Variant::Default,
                 Variant::SmPinned,
                 Variant::SmStealBackoffOff,
                 Variant::SmPinnedBackoffOff,
@@ -280,7 +283,7 @@ impl Section {
                 Variant::LinuxPollSteal,
             ],
             Self::Idle => &[
-                Variant::StateMachine,
+                Variant::Default,
                 Variant::SmStealBackoffOff,
                 Variant::AlwaysIpi,
                 Variant::IdlePoll,
@@ -378,7 +381,7 @@ impl BenchConfig {
         let pinned = self
             .variants
             .iter()
-            .any(|variant| variant.pool() != Some(Pool::Steal));
+            .any(|&variant| variant.pool() == Some(Pool::Pinned) || variant == Variant::Floor);
         match self.scope.smp.iter().find(|&&smp| smp + 2 > size) {
             Some(&smp) if pinned => Err(crate::error::XtaskError::usage(format!(
                 "bench --smp {smp}: the pinned and floor variants give every core a row of the {size}x{size} sync-heavy grid, so at most {} cores",
@@ -571,8 +574,8 @@ mod tests {
         let sync_base = "seed=1 size=64 iterations=1000";
         for (variant, expected) in [
             (
-                Variant::StateMachine,
-                format!("policy=state-machine {sync_base} pool=steal"),
+                Variant::Default,
+                format!("policy=state-machine {sync_base}"),
             ),
             (
                 Variant::SmPinned,
@@ -596,8 +599,7 @@ mod tests {
             ),
             (
                 Variant::WatchdogOff,
-                "policy=state-machine seed=1 watchdog=off size=64 iterations=1000 pool=steal"
-                    .to_string(),
+                "policy=state-machine seed=1 watchdog=off size=64 iterations=1000".to_string(),
             ),
         ] {
             assert_eq!(
@@ -609,30 +611,27 @@ mod tests {
         let poll = find(Section::ComputeHeavy, Variant::IdlePoll);
         assert_eq!(
             poll.boot.params.join(" "),
-            "workload=laplace seed=1 size=512 iterations=200 pool=steal"
+            "workload=laplace seed=1 size=512 iterations=200"
         );
         assert_eq!(
             poll.boot.reproduce,
-            "cargo xtask run --smp 4 --release --features idle-poll --timeout-s 20 workload=laplace seed=1 size=512 iterations=200 pool=steal"
+            "cargo xtask run --smp 4 --release --features idle-poll --timeout-s 20 workload=laplace seed=1 size=512 iterations=200"
         );
         assert_eq!(
             sync(Variant::Floor),
             "workload=floor policy=state-machine seed=1 size=64 iterations=1000"
         );
-        let idle = find(Section::Idle, Variant::StateMachine);
+        let idle = find(Section::Idle, Variant::Default);
         assert_eq!(
             idle.boot.params.join(" "),
-            "workload=idle policy=state-machine seed=1 idle_ms=3000 pool=steal"
+            "workload=idle policy=state-machine seed=1 idle_ms=3000"
         );
         assert_eq!(idle.boot.timeout_s, 63);
         assert_eq!(
             Variant::SmPinnedBackoffOff.describe(),
             "policy=state-machine pool=pinned backoff=off"
         );
-        assert_eq!(
-            Variant::IdlePoll.describe(),
-            "--features idle-poll pool=steal"
-        );
+        assert_eq!(Variant::IdlePoll.describe(), "--features idle-poll");
         assert_eq!(
             Variant::Floor.describe(),
             "workload=floor policy=state-machine"
@@ -643,7 +642,7 @@ mod tests {
     fn every_state_machine_pool_and_backoff_variant_runs_both_grids() {
         for section in [Section::SyncHeavy, Section::ComputeHeavy] {
             for variant in [
-                Variant::StateMachine,
+                Variant::Default,
                 Variant::SmPinned,
                 Variant::SmStealBackoffOff,
                 Variant::SmPinnedBackoffOff,
@@ -663,10 +662,10 @@ mod tests {
     #[test]
     fn linux_variants_boot_the_peer_with_their_limit_from_its_loop() {
         let mut config = BenchConfig::standard(vec![8], 1);
-        config.variants = vec![Variant::StateMachine];
+        config.variants = vec![Variant::Default];
         config.variants.extend(Variant::LINUX);
         let configurations = config.configurations();
-        // sm-steal in all three sections, the four Linux variants in the
+        // default in all three sections, the four Linux variants in the
         // two grid sections only.
         assert_eq!(configurations.len(), 3 + 2 * 4);
         let poll = configurations
@@ -727,12 +726,12 @@ mod tests {
         assert_eq!(quick.scope.runs, 1);
         assert!(quick.idle_ms < 1000);
         assert_eq!(quick.booted_variants(), Variant::QUICK.to_vec());
-        // 5 sync-heavy + 5 compute-heavy + 3 idle (sm-steal, always-ipi,
+        // 5 sync-heavy + 5 compute-heavy + 3 idle (default, always-ipi,
         // idle-poll), at 2 core counts.
         assert_eq!(quick.configurations().len(), (5 + 5 + 3) * 2);
         assert_eq!(
             quick.section_variants(Section::Idle),
-            vec![Variant::StateMachine, Variant::AlwaysIpi, Variant::IdlePoll]
+            vec![Variant::Default, Variant::AlwaysIpi, Variant::IdlePoll]
         );
     }
 }

@@ -542,8 +542,8 @@ mod tests {
             boot(&config, Variant::IdlePoll, 1, Some(100)),
             boot(&config, Variant::IdlePoll, 2, None),
             boot(&config, Variant::IdlePoll, 4, Some(11_000)),
-            boot(&config, Variant::StateMachine, 1, Some(120)),
-            boot(&config, Variant::StateMachine, 4, Some(200)),
+            boot(&config, Variant::Default, 1, Some(120)),
+            boot(&config, Variant::Default, 4, Some(200)),
         ];
         let summaries = summarize(&config, &runs, 2);
         let spec = PlotSpec {

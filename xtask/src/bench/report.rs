@@ -229,9 +229,9 @@ fn add_ratios(summaries: &mut [ConfigSummary], host_cores: u32) {
             continue;
         };
         let (section, smp) = (summary.section, summary.smp);
-        let state_machine = median_time(&snapshot, section, Variant::StateMachine, smp);
+        let state_machine = median_time(&snapshot, section, Variant::Default, smp);
         summary.ratio_to_state_machine = state_machine.map(|sm| time / sm);
-        if summary.variant == Variant::StateMachine {
+        if summary.variant == Variant::Default {
             summary.state_machine_over_floor =
                 median_time(&snapshot, section, Variant::Floor, smp).map(|floor| time / floor);
         }
@@ -385,7 +385,7 @@ fn render_grid_table(
         "smp",
         "variant",
         "guest ms",
-        "/sm-steal",
+        "/default",
         "chunks",
         "cores/round",
         "IPIs/iter",
@@ -455,15 +455,15 @@ fn render_ratios(
     let variants = config.section_variants(section);
     let floor = variants.contains(&Variant::Floor);
     let watchdog = variants.contains(&Variant::WatchdogOff);
-    if !floor && !watchdog || !variants.contains(&Variant::StateMachine) {
+    if !floor && !watchdog || !variants.contains(&Variant::Default) {
         return;
     }
     let mut headers = vec!["smp"];
     if floor {
-        headers.push("sm-steal/floor");
+        headers.push("default/floor");
     }
     if watchdog {
-        headers.push("watchdog cost: sm-steal/sm-watchdog-off");
+        headers.push("watchdog cost: default/sm-watchdog-off");
     }
     let rows: Vec<Vec<String>> = config
         .scope
@@ -474,7 +474,7 @@ fn render_ratios(
             let mut row = vec![smp.to_string()];
             if floor {
                 row.push(ratio(
-                    get(Variant::StateMachine).and_then(|s| s.state_machine_over_floor),
+                    get(Variant::Default).and_then(|s| s.state_machine_over_floor),
                 ));
             }
             if watchdog {
@@ -492,7 +492,7 @@ fn render_ratios(
 }
 
 /// What the columns of the grid tables are.
-const GRID_COLUMNS: &str = "grid tables: guest ms = guest time of the grid; /sm-steal = median over sm-steal's at the same cores;
+const GRID_COLUMNS: &str = "grid tables: guest ms = guest time of the grid; /default = median over default's at the same cores;
   cores/round = distinct cores that ran a fork-join round's work (the kernel's `pool:` line);
   IPIs/iter = wake IPIs sent, all cores, per iteration (the Linux peer: its rescheduling and function-call IPIs);
   per core = IPIs sent/wakeups/spurious wakeups;
@@ -563,14 +563,14 @@ fn render_linux(out: &mut String, config: &BenchConfig, summaries: &[ConfigSumma
     }
     let _ = writeln!(
         out,
-        "\n(5) the Linux peer (Debian's kernel, same QEMU machine): medians; /sm-steal = Linux's time over Vigil's default's;\n  wake IPIs/iter = rescheduling + function-call IPIs (all CPUs) per iteration, RES/iter the rescheduling ones alone;\n  switches/iter = the process's context switches per iteration; checksums = results matching the host's / results"
+        "\n(5) the Linux peer (Debian's kernel, same QEMU machine): medians; /default = Linux's time over Vigil's default's;\n  wake IPIs/iter = rescheduling + function-call IPIs (all CPUs) per iteration, RES/iter the rescheduling ones alone;\n  switches/iter = the process's context switches per iteration; checksums = results matching the host's / results"
     );
     for section in [Section::SyncHeavy, Section::ComputeHeavy] {
         if !config.sections.contains(&section) {
             continue;
         }
         let _ = writeln!(out, "  {section}:");
-        let mut variants = vec![Variant::StateMachine];
+        let mut variants = vec![Variant::Default];
         variants.extend(linux.iter().copied());
         let rows: Vec<Vec<String>> = rows_of(config, summaries, section, &variants)
             .into_iter()
@@ -610,7 +610,7 @@ fn render_linux(out: &mut String, config: &BenchConfig, summaries: &[ConfigSumma
                 "smp",
                 "variant",
                 "guest ms",
-                "/sm-steal",
+                "/default",
                 "wake IPIs/iter",
                 "RES/iter",
                 "switches/iter",
@@ -731,11 +731,11 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         ),
         (
             "ratio_to_state_machine",
-            "median time_ms / median time_ms of sm-steal (policy=state-machine pool=steal) at the same core count",
+            "median time_ms / median time_ms of default (policy=state-machine pool=steal) at the same core count",
         ),
         (
             "state_machine_over_floor",
-            "median time_ms of sm-steal / median time_ms of floor",
+            "median time_ms of default / median time_ms of floor",
         ),
         (
             "efficiency",
@@ -803,23 +803,11 @@ mod tests {
     fn ratios_and_efficiency() {
         let config = BenchConfig::standard(vec![1, 4], 1);
         let runs = vec![
-            run(&config, Section::SyncHeavy, Variant::StateMachine, 4, 200),
+            run(&config, Section::SyncHeavy, Variant::Default, 4, 200),
             run(&config, Section::SyncHeavy, Variant::AlwaysIpi, 4, 300),
             run(&config, Section::SyncHeavy, Variant::Floor, 4, 100),
-            run(
-                &config,
-                Section::ComputeHeavy,
-                Variant::StateMachine,
-                1,
-                1000,
-            ),
-            run(
-                &config,
-                Section::ComputeHeavy,
-                Variant::StateMachine,
-                4,
-                600,
-            ),
+            run(&config, Section::ComputeHeavy, Variant::Default, 1, 1000),
+            run(&config, Section::ComputeHeavy, Variant::Default, 4, 600),
         ];
         let summaries = summarize(&config, &runs, 2);
         let get = |section, variant, smp| find(&summaries, section, variant, smp).unwrap();
@@ -828,16 +816,16 @@ mod tests {
             Some(1.5)
         );
         assert_eq!(
-            get(Section::SyncHeavy, Variant::StateMachine, 4).state_machine_over_floor,
+            get(Section::SyncHeavy, Variant::Default, 4).state_machine_over_floor,
             Some(2.0)
         );
         // (1000 / min(4, 2)) / 600
-        let efficiency = get(Section::ComputeHeavy, Variant::StateMachine, 4)
+        let efficiency = get(Section::ComputeHeavy, Variant::Default, 4)
             .efficiency
             .unwrap();
         assert!((efficiency - 500.0 / 600.0).abs() < 1e-9);
         assert_eq!(
-            get(Section::ComputeHeavy, Variant::StateMachine, 1).efficiency,
+            get(Section::ComputeHeavy, Variant::Default, 1).efficiency,
             Some(1.0)
         );
         let text = render(&config, &summaries, 2);
@@ -864,16 +852,16 @@ mod tests {
             });
             boot
         };
-        let mut no_line = with(Variant::StateMachine, 0, 3000);
+        let mut no_line = with(Variant::Default, 0, 3000);
         no_line.record.serial = String::new();
         let runs = vec![
-            with(Variant::StateMachine, 1, 500),
-            with(Variant::StateMachine, 2, 1500),
+            with(Variant::Default, 1, 500),
+            with(Variant::Default, 2, 1500),
             no_line,
             with(Variant::SmPinned, 2, 2000),
         ];
         let summaries = summarize(&config, &runs, 2);
-        let steal = find(&summaries, Section::SyncHeavy, Variant::StateMachine, 2).unwrap();
+        let steal = find(&summaries, Section::SyncHeavy, Variant::Default, 2).unwrap();
         // Median of the two boots with a pool line; the third has none.
         let cores = steal.cores_per_round.unwrap();
         assert_eq!((cores.count, cores.median), (2, 1.5));
@@ -898,7 +886,7 @@ mod tests {
             .find(|line| line.split_whitespace().nth(1) == Some("sm-pinned"))
             .unwrap_or_else(|| panic!("{text}"));
         let cells: Vec<&str> = row.split_whitespace().collect();
-        // smp, variant, guest ms, /sm-steal, chunks (no plan printed in
+        // smp, variant, guest ms, /default, chunks (no plan printed in
         // these lines), cores/round, IPIs/iter.
         assert_eq!(
             &cells[..7],
@@ -920,11 +908,11 @@ mod tests {
             runs: RunJson::all(&runs),
         })
         .unwrap();
-        assert_eq!(json["summary"][0]["variant"], "sm-steal");
+        assert_eq!(json["summary"][0]["variant"], "default");
         assert_eq!(json["summary"][0]["cores_per_round"]["median"], 1.5);
         assert_eq!(json["summary"][0]["ipis_per_iteration"]["median"], 1.5);
         assert_eq!(json["runs"][0]["pool"]["cores_per_round_median"], 1);
-        assert_eq!(json["runs"][0]["variant"], "sm-steal");
+        assert_eq!(json["runs"][0]["variant"], "default");
         assert_eq!(json["runs"][2]["pool"], serde_json::Value::Null);
         for key in ["cores_per_round", "chunks_per_round", "ipis_per_iteration"] {
             assert!(json["definitions"][key].is_string(), "{key}");

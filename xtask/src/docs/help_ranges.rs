@@ -7,7 +7,9 @@ use clap::CommandFactory;
 use crate::campaign::scope::{JOBS_RANGE, RUNS_RANGE};
 use crate::cli::Cli;
 use crate::runner::platform::{PC_MAX_SMP, SMP_RANGE, XAPIC_MAX_SMP};
-use vigil_proto::boot_params::{GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE};
+use vigil_proto::boot_params::{
+    CHUNKS_RANGE, GRID_SIZE_RANGE, ITERATIONS_RANGE, WATCHDOG_MS_RANGE,
+};
 
 /// Every `A..=B` in `text`, as numbers (digits and `_` on each side).
 pub fn ranges_in(text: &str) -> Vec<(u64, u64)> {
@@ -49,6 +51,7 @@ pub fn parser_range(path: &str, id: &str) -> Option<(u64, u64)> {
         ("stress" | "mutants", "jobs") => range(JOBS_RANGE),
         ("stress", "size") => range(GRID_SIZE_RANGE),
         ("stress", "iterations") => range(ITERATIONS_RANGE),
+        ("stress", "chunks") => range(CHUNKS_RANGE),
         ("stress", "watchdog_ms") => range(WATCHDOG_MS_RANGE),
         ("run" | "stress", "bochs_quantum") => range(crate::runner::bochs::QUANTUM_RANGE),
         _ => None,
