@@ -321,7 +321,8 @@ fn fork_join_rounds() -> TestResult {
 
 /// 300 work-stealing rounds of `2 * cores` chunks: each chunk adds its
 /// index + 1 to its own slot; the totals are exact whichever cores ran
-/// them, and the pool is empty afterwards.
+/// them, the pool is empty afterwards, and every chunk but the caller's
+/// own (chunk 0, run unpublished) went through the pool once.
 fn steal_join_rounds() -> TestResult {
     const ROUNDS: u64 = 300;
     require!(
@@ -346,10 +347,15 @@ fn steal_join_rounds() -> TestResult {
     let after = crate::sched::stealable::pool().snapshot();
     ensure!(after.queued == 0, "{} chunk(s) left queued", after.queued);
     let taken = after.taken - before.taken;
+    let published = ROUNDS * (chunks as u64 - 1);
     ensure!(
-        taken == ROUNDS * chunks as u64,
-        "{taken} chunks taken for {} published",
-        ROUNDS * chunks as u64
+        after.published - before.published == published,
+        "{} chunks published, {published} expected",
+        after.published - before.published
+    );
+    ensure!(
+        taken == published,
+        "{taken} chunks taken for {published} published"
     );
     Ok(())
 }
