@@ -123,6 +123,7 @@ fn measure_host(params: &BootParams) {
             |ns| alloc::format!("{ns} ns")
         ),
     );
+    sched::stats::mark_workload_start();
 }
 
 /// A run in which the watchdog caught a lost wakeup failed, whatever else

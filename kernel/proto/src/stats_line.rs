@@ -143,11 +143,16 @@ pub struct HostStats {
     pub plan_chunks: u64,
     /// Its round's work on one core, ns, as measured.
     pub plan_work_ns: u64,
+    /// Wake IPIs sent (all cores) before the workload started: the boot's
+    /// measurements (the host parallelism window, the empty rounds). The
+    /// cores' `ipis_sent` count from boot, so a per-iteration figure
+    /// subtracts these.
+    pub ipis_before_workload: u64,
 }
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 8] {
+    fn numbers(&self) -> [(&'static str, u64); 9] {
         [
             (
                 "measured_parallelism_milli",
@@ -160,6 +165,7 @@ impl HostStats {
             ("pinned_round_ns", self.pinned_round_ns),
             ("plan_chunks", self.plan_chunks),
             ("plan_work_ns", self.plan_work_ns),
+            ("ipis_before_workload", self.ipis_before_workload),
         ]
     }
 }
@@ -293,6 +299,7 @@ mod tests {
                 plan_pool: "steal".to_string(),
                 plan_chunks: 2,
                 plan_work_ns: 41_000,
+                ipis_before_workload: 70,
             },
         }
     }

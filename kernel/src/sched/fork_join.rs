@@ -45,6 +45,15 @@ pub fn record_round_cores(cores: usize) {
     CORES_PER_ROUND[cores.min(MAX_CORES)].fetch_add(1, Ordering::Relaxed);
 }
 
+/// Forgets the rounds recorded so far (the boot's empty rounds), from the
+/// main task before its workload: the only core that records rounds, so
+/// the stores race with nothing.
+pub fn forget_round_cores() {
+    for count in &CORES_PER_ROUND {
+        count.store(0, Ordering::Relaxed);
+    }
+}
+
 /// Rounds recorded, and the median, minimum and maximum of the distinct
 /// cores that ran each (`None` before any round).
 pub fn cores_per_round() -> Option<(u64, usize, usize, usize)> {

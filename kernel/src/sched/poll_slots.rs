@@ -14,17 +14,21 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-/// Slots free. Relaxed everywhere: a slot orders nothing (a poll reads
+/// Slots in use. Relaxed everywhere: a slot orders nothing (a poll reads
 /// its inbox through the protocol's own orderings); the count only bounds
-/// how many cores spin at once. Unlimited until the boot measurement sets
-/// it (nothing polls before the workloads start).
-static FREE: AtomicUsize = AtomicUsize::new(usize::MAX);
-/// The number of slots set at boot.
+/// how many cores spin at once.
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+/// The number of slots: unlimited until the boot measurement sets it. The
+/// APs may already poll then (they went back to their idle loops after
+/// the measurement), so the count of slots in use is kept apart from the
+/// limit: setting the limit cannot lose or add a slot a core holds (a
+/// count of free slots, overwritten with the limit while a core polled,
+/// gained one slot for good when that core gave its slot back).
 static SLOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
+
 /// Sets the number of slots (once, at boot, before any workload runs).
 pub fn set(slots: usize) {
     SLOTS.store(slots, Ordering::Relaxed);
-    FREE.store(slots, Ordering::Relaxed);
 }
 
 /// The number of slots set at boot.
@@ -32,15 +36,18 @@ pub fn slots() -> usize {
     SLOTS.load(Ordering::Relaxed)
 }
 
-/// Takes a slot if one is free.
+/// Takes a slot if one is free. (Cores that took theirs before the limit
+/// was lowered keep them until their poll ends; meanwhile no new core
+/// gets one.)
 pub fn acquire() -> bool {
-    FREE.try_update(Ordering::Relaxed, Ordering::Relaxed, |free| {
-        free.checked_sub(1)
-    })
-    .is_ok()
+    IN_USE
+        .try_update(Ordering::Relaxed, Ordering::Relaxed, |in_use| {
+            (in_use < SLOTS.load(Ordering::Relaxed)).then_some(in_use + 1)
+        })
+        .is_ok()
 }
 
 /// Gives back a slot taken by [`acquire`].
 pub fn release() {
-    FREE.fetch_add(1, Ordering::Relaxed);
+    IN_USE.fetch_sub(1, Ordering::Relaxed);
 }

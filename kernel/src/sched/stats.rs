@@ -158,6 +158,26 @@ pub fn record(label: &str) -> StatsLine {
     }
 }
 
+/// Wake IPIs sent by every core before the workload (set once, by
+/// [`mark_workload_start`]).
+static IPIS_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
+
+/// Marks the end of the boot's measurements, from the main task before the
+/// workload starts: keeps the wake IPIs sent so far (the `VIGIL-STATS`
+/// counters count from boot; the record says how many came before) and
+/// forgets the empty rounds' cores per round (the `pool:` line describes
+/// the workload's rounds). Relaxed: the other cores' counters are read
+/// while they idle, a statistic.
+pub fn mark_workload_start() {
+    let sent: u64 = core_sched::cores()
+        .iter()
+        .map(|core| core.wake.counters().snapshot().wakes_sent)
+        .sum();
+    IPIS_BEFORE_WORKLOAD.store(sent, Ordering::Relaxed);
+    super::fork_join::forget_round_cores();
+    super::stealable::mark_workload_start();
+}
+
 /// What the kernel measured of its host, and the last round plan.
 fn host_stats() -> HostStats {
     let measured = super::host_parallelism::measured();
@@ -173,5 +193,6 @@ fn host_stats() -> HostStats {
         plan_pool: plan.map_or_else(String::new, |p| p.pool.name().to_string()),
         plan_chunks: plan.map_or(0, |p| p.chunks as u64),
         plan_work_ns: plan.map_or(0, |p| p.work_ns),
+        ipis_before_workload: get(&IPIS_BEFORE_WORKLOAD),
     }
 }

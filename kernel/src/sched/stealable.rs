@@ -70,6 +70,22 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+/// Search wakes chosen before the workload (the boot's empty rounds).
+static SEARCH_WAKES_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
+
+/// Keeps the search wakes chosen so far, from the main task before its
+/// workload (the `pool:` line counts the workload's own).
+pub fn mark_workload_start() {
+    if enabled() {
+        SEARCH_WAKES_BEFORE_WORKLOAD.store(pool().snapshot().search_wakes, Ordering::Relaxed);
+    }
+}
+
+/// Search wakes chosen before the workload.
+pub fn search_wakes_before_workload() -> u64 {
+    SEARCH_WAKES_BEFORE_WORKLOAD.load(Ordering::Relaxed)
+}
+
 /// The pool.
 pub fn pool() -> &'static Stealable<Chunk> {
     POOL.get().expect("stealable pool not initialised")

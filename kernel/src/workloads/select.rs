@@ -59,6 +59,7 @@ fn print_pool_line(plan: crate::sched::round_plan::RoundPlan) {
     };
     let search_wakes = if crate::sched::stealable::enabled() {
         crate::sched::stealable::pool().snapshot().search_wakes
+            - crate::sched::stealable::search_wakes_before_workload()
     } else {
         0
     };

@@ -748,7 +748,7 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         ("per_core", "sum over cores / number of cores"),
         (
             "ipis_per_iteration",
-            "per boot: wake IPIs sent (VIGIL-STATS ipis_sent summed over cores) / iterations of the laplace:/floor: line; summarised over boots (the floor's bare IPIs are not counted); the Linux peer: (rescheduling_ipis + function_call_ipis of its linux-costs: line, /proc/interrupts' RES and CAL rows over the loop, all CPUs) / iterations",
+            "per boot: (wake IPIs sent (VIGIL-STATS ipis_sent summed over cores) - host.ipis_before_workload (the boot's measurements)) / iterations of the laplace:/floor: line; summarised over boots (the floor's bare IPIs are not counted); the Linux peer: (rescheduling_ipis + function_call_ipis of its linux-costs: line, /proc/interrupts' RES and CAL rows over the loop, all CPUs) / iterations",
         ),
         (
             "linux_switches_per_iteration",

@@ -130,8 +130,8 @@ impl BenchRun {
         PoolLine::find_in(&self.record.serial)
     }
 
-    /// Wake IPIs sent (`VIGIL-STATS` `ipis_sent`, summed over cores) per
-    /// iteration of the grid workload; for the Linux peer, its rescheduling
+    /// Wake IPIs sent (`VIGIL-STATS` `ipis_sent`, summed over cores, less
+    /// its `host.ipis_before_workload`) per iteration of the grid workload; for the Linux peer, its rescheduling
     /// IPIs (all CPUs) per iteration.
     pub fn ipis_per_iteration(&self) -> Option<f64> {
         if let Some(costs) = &self.linux_costs {
@@ -139,7 +139,15 @@ impl BenchRun {
         }
         let totals = self.totals?;
         let iterations = self.record.result?.iterations;
-        (iterations > 0).then(|| totals.ipis_sent as f64 / iterations as f64)
+        // The counters count from boot: the boot's own measurements (the
+        // host parallelism window, the empty rounds) are not the
+        // workload's.
+        let before = self
+            .record
+            .stats
+            .as_ref()
+            .map_or(0, |stats| stats.host.ipis_before_workload);
+        (iterations > 0).then(|| totals.ipis_sent.saturating_sub(before) as f64 / iterations as f64)
     }
 }
 

@@ -309,6 +309,15 @@ fn bad_values_say_what_the_key_takes() {
             "pool=shared",
             bad(Key::Pool, "shared", "one of pinned|steal"),
         ),
+        (
+            "parallelism=0",
+            bad(Key::Parallelism, "0", "an integer in 1..=4096"),
+        ),
+        ("chunks=0", bad(Key::Chunks, "0", "an integer in 1..=4096")),
+        (
+            "pollers=4097",
+            bad(Key::Pollers, "4097", "an integer in 0..=4096"),
+        ),
     ];
     let mut keys_rejected = vec![];
     for (line, want) in cases {
