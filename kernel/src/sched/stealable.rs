@@ -125,8 +125,10 @@ static PREREGISTERED: [Mutex<Option<Searcher>>; crate::smp::cores::MAX_CORES] =
 /// Registers cores `1..cores` idle in the pool on their behalf, from the
 /// bootstrap core before they start (nothing is published yet, so each
 /// look finds the queue empty and registers the core idle). Without it
-/// every AP's first look at the pool took the pool's ticket lock at the
-/// same moment: at 256 vCPUs on 2 host cores that convoy (each waiter
+/// every AP's first look at the pool took the pool's lock at the same
+/// moment (then a FIFO ticket lock; now test-and-set, which a descheduled
+/// waiter does not hold up, but 256 cores on one lock at once still
+/// contend): at 256 vCPUs on 2 host cores that convoy (each waiter
 /// spinning until its ticket comes up, the next ticket's vCPU often not
 /// running) kept 200 and more vCPUs spinning for 10-25 s after the boot
 /// line in some boots (measured: `fault=hang` at `-smp 256`, the host's
@@ -353,16 +355,25 @@ static HELD: Mutex<HeldWatch> = Mutex::new(HeldWatch {
 /// a search wake lost on its way to a halted core, or a search given to a
 /// core busy with pinned work (`fault=busy-searcher`, the rule before the
 /// work-conserving one). Prints a state dump and ends the run failed.
+///
+/// The holder is the pool's one searcher, as the pool mirrors it (not the
+/// last core chosen: with the search fanning out, an earlier choice can
+/// still be searching after a later one looked and halted). With two or
+/// more searchers the watch waits: one of them is a core that looks, or
+/// their items are covered twice over; the one-searcher case is the one a
+/// held search strands (the fault test publishes one chunk for it).
 pub fn check_held_search(me: usize) {
     if !enabled() {
         return;
     }
     let counts = pool().snapshot();
-    let holder = SEARCH_TARGET.load(Ordering::Relaxed).checked_sub(1);
     let Some(mut watch) = HELD.try_lock() else {
         return;
     };
-    let Some(holder) = holder.filter(|_| counts.searching > 0 && counts.queued > 0) else {
+    let Some(holder) = counts
+        .searcher
+        .filter(|_| counts.searching == 1 && counts.queued > 0)
+    else {
         watch.last = None;
         watch.streak = 0;
         return;

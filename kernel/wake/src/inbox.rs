@@ -22,9 +22,10 @@
 //! never preempted by the guest). The kernel's lock is not FIFO (a fair
 //! lock stalls every waiter behind one whose vCPU the host descheduled,
 //! see `sync.rs`): a consumer can lose the lock to producers that arrive
-//! after it, as many times as they push; a producer pushes into another
-//! core's inbox only to wake it, so the wait is bounded by the wakes in
-//! flight to this core. The
+//! after it, as many times as they push. There is no hard bound on that
+//! wait: it is short in practice (a producer pushes into another core's
+//! inbox only to wake it, and holds the lock for one push), and nothing
+//! in the protocol depends on who gets the lock first. The
 //! consumer's own critical section is O(1) whatever the backlog: it swaps
 //! buffers rather than copying items. The idle loop does not take the lock at
 //! all while the count reads zero.

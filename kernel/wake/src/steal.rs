@@ -264,9 +264,11 @@ struct Mirror {
 pub struct StealSnapshot {
     /// Items queued.
     pub queued: usize,
-    /// Cores chosen to search and not yet done (0 or 1).
+    /// Cores chosen to search and not yet done (at most the queued items
+    /// no other searcher covers allowed at each choice: the herd bound).
     pub searching: usize,
-    /// The core chosen to search, if any (the lowest, were there two).
+    /// The lowest core searching, if any (the only one when `searching` is
+    /// 1).
     pub searcher: Option<usize>,
     /// Cores registered idle.
     pub idle: usize,
