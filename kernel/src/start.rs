@@ -103,9 +103,30 @@ fn measure_host(params: &BootParams) {
     let at_once = sched::host_parallelism::in_force();
     let pollers = params.pollers.map_or(at_once, |n| n as usize);
     sched::poll_slots::set(pollers);
-    let costs = sched::round_plan::measure_costs(at_once, sched::stealable::enabled());
+    // With the pool and its chunk count fixed by boot parameters the plan
+    // has nothing to choose, and the empty rounds are not run (under
+    // Bochs's 1-instruction turns they are most of a short boot).
+    let plan_fixed = match params.pool {
+        Some(Pool::Pinned) => true,
+        Some(Pool::Steal) => params.chunks.is_some(),
+        None => false,
+    };
+    let rounds = if plan_fixed {
+        "rounds not timed (pool= and its chunks fixed)".into()
+    } else {
+        let costs = sched::round_plan::measure_costs(at_once, sched::stealable::enabled());
+        alloc::format!(
+            "an empty round costs {} ns stealing on {} cores, {} pinned",
+            costs.steal_ns,
+            costs.steal_cores,
+            costs.pinned_ns.map_or_else(
+                || "not measured (more cores than run at once)".into(),
+                |ns| alloc::format!("{ns} ns")
+            ),
+        )
+    };
     println!(
-        "host: {} of {} cores run at once (measured {}.{:03} in a {} ms window{}), {pollers} may poll; an empty round costs {} ns stealing on {} cores, {} pinned",
+        "host: {} of {} cores run at once (measured {}.{:03} in a {} ms window{}), {pollers} may poll; {rounds}",
         at_once,
         host.cores,
         host.measured_milli / 1000,
@@ -116,12 +137,6 @@ fn measure_host(params: &BootParams) {
         } else {
             ""
         },
-        costs.steal_ns,
-        costs.steal_cores,
-        costs.pinned_ns.map_or_else(
-            || "not measured (more cores than run at once)".into(),
-            |ns| alloc::format!("{ns} ns")
-        ),
     );
     sched::stats::mark_workload_start();
 }
