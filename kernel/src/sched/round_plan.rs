@@ -6,20 +6,32 @@
 //! * how many of its cores the host runs at once, `P`
 //!   ([`host_parallelism`](super::host_parallelism), at boot);
 //! * what a round costs beyond its work: the median time of rounds of
-//!   empty chunks, one per core on `min(P, cores)` cores with the stealing
-//!   pool (the publication, the search wakes, the takes, the join) and,
+//!   empty chunks, one per core on `min(max(P, 2), cores)` cores with the
+//!   stealing pool (the publication, the search wakes, the takes, the
+//!   join; at least 2, so that a split is always priced) and,
 //!   where every core has a host core of its own (`P >= cores`), with the
 //!   pinned pool on every core ([`RoundCosts`], at boot, right after `P`);
 //! * what a round's work costs: a workload times its first round, run on
 //!   the caller alone ([`RoundPlan::for_work`]).
 //!
 //! What it chooses: a round of work `W` is split into
-//! `k = min(P, cores, rows, W / (2 * overhead))` chunks (at least 1): one
+//! `k = min(max(P, 2), cores, rows, W / (2 * overhead))` chunks (at least
+//! 1): one
 //! runs on the caller and the other `k - 1` are published, so the
 //! stealable pool's rule wakes at most `k - 1` cores (its herd bound), in
 //! log2 steps. Splitting pays while each chunk is long against what the
 //! split costs: with `W / k >= 2 * overhead` the overhead is at most a
-//! third of the round. The pinned pool is chosen only when every core has
+//! third of the round. The cap is at least 2, whatever `P` says: under
+//! QEMU's TCG on 2 host cores the measurement undercounts from 8 vCPUs up
+//! (single quiet boots: 1.96 at 2 vCPUs, 0.42 to 0.67 at 8, 0.00 to 0.84
+//! at 32), and a cap of 1 ran compute-heavy rounds on one core (512x512,
+//! 50 iterations: 1.51-1.67 s at 8 and 32 vCPUs against 0.91-0.94 s with
+//! the chunk floor this plan replaced); a split in two that does not pay
+//! is refused by the overhead term, measured on 2 cores at least. Without
+//! any cap (`k` bounded by the overhead term alone) empty rounds of
+//! polling cores priced a chunk at 4 µs, and sync-heavy rounds at 8 and
+//! 32 vCPUs split into 8 and 16 chunks and took 4.6x and 7x the time at 2.
+//! The pinned pool is chosen only when every core has
 //! a host core of its own and its round is cheaper than the stealing one.
 //! Between rounds at most `P` idle cores may poll instead of halting
 //! ([`poll_slots`](super::poll_slots)); how long they poll is their
@@ -96,7 +108,7 @@ pub fn costs() -> Option<RoundCosts> {
 /// and keeps the result. `at_once` is the host parallelism in force.
 pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     let n = cores::count();
-    let steal_cores = at_once.min(n);
+    let steal_cores = at_once.max(2).min(n);
     let empty: Job = Arc::new(|_| {});
     let steal_ns = if steal_enabled && steal_cores > 1 {
         let pool = StealJoin::new();
@@ -163,7 +175,9 @@ impl RoundPlan {
         fixed: Fixed,
     ) -> Self {
         let n = cores::count();
-        let cap = at_once.min(n).min(max_chunks).max(1);
+        // At least 2 (see the module's notes: the measurement undercounts
+        // under TCG, and the overhead term prices a split in two).
+        let cap = at_once.max(2).min(n).min(max_chunks).max(1);
         let split = |overhead_ns: u64, cap: usize| -> usize {
             if overhead_ns == 0 {
                 return cap;
