@@ -40,8 +40,10 @@ use crate::runner::workspace::{
 pub const KERNEL_TEST_SMP: [u32; 3] = [1, 4, 32];
 
 /// Core counts the whole in-kernel suite is also booted with in x2APIC
-/// mode (`-cpu qemu64,+x2apic`).
-pub const KERNEL_TEST_X2APIC_SMP: [u32; 2] = [4, 32];
+/// mode (`-cpu qemu64,+x2apic`): 4 (more cores in x2APIC mode are the
+/// qemu-tests' 256-core boot; 32 here too cost CI about as much as the
+/// Bochs replay tests gained when the boot began measuring its host).
+pub const KERNEL_TEST_X2APIC_SMP: [u32; 1] = [4];
 
 /// One boot of the in-kernel suite.
 #[derive(Debug, Clone, PartialEq, Eq)]
