@@ -439,16 +439,23 @@ pub struct MutantsArgs {
     /// directory (1..=64; default: host cores).
     #[arg(long, value_name = "J", value_parser = crate::campaign::scope::parse_jobs)]
     pub jobs: Option<usize>,
+    /// Do not run the unmutated models first: only when they have just
+    /// passed on this tree (`cargo xtask test` passes it after its loom
+    /// step, which runs every model unmutated).
+    #[arg(long)]
+    pub skip_baseline: bool,
 }
 
 impl MutantsArgs {
-    /// The quick subset, with the default timeout and jobs.
-    pub fn quick() -> Self {
+    /// The quick subset, with the default timeout and jobs; the baseline
+    /// runs unless `baseline_passed`.
+    pub fn quick(baseline_passed: bool) -> Self {
         Self {
             names: Vec::new(),
             quick: true,
             timeout_s: None,
             jobs: None,
+            skip_baseline: baseline_passed,
         }
     }
 }

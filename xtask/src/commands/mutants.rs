@@ -20,6 +20,7 @@ pub fn run_mutants(args: &MutantsArgs) -> Result<(Counts, bool)> {
         jobs: args
             .jobs
             .unwrap_or_else(crate::stress::runner::default_jobs),
+        baseline: !args.skip_baseline,
     };
     println!(
         "xtask: mutation run: {} mutant(s), {} at a time, each built and run within {}s, in {}",

@@ -59,6 +59,13 @@ pub const STATE_MACHINE: Model = Model {
     test: "loom_protocol",
     filter: Some("state_machine"),
 };
+/// The protocol model's spontaneous-wake test alone: a wake with nothing
+/// announced, then the final halt (it kills the detector's mutants in
+/// seconds, where the whole `state_machine` set takes 100 s and more).
+pub const SPONTANEOUS_WAKE: Model = Model {
+    test: "loom_protocol",
+    filter: Some("state_machine_spontaneous_wake"),
+};
 /// The protocol model's `always_ipi` tests.
 pub const ALWAYS_IPI: Model = Model {
     test: "loom_protocol",
@@ -522,6 +529,7 @@ pub static MUTANTS: &[Mutant] = &[
             "                break Slept { cause: IdleEvent::WokeOther, lost: None, stopped: false };",
         ),
         killed_by: &[RESCUED],
+        model: SPONTANEOUS_WAKE,
         quick: true,
         ..Mutant::BASE
     },
@@ -559,6 +567,7 @@ pub static MUTANTS: &[Mutant] = &[
             "        platform.send_wake(target);\n",
             "    }",
         ),
+        model: SPONTANEOUS_WAKE,
         quick: true,
         ..Mutant::BASE
     },
