@@ -42,8 +42,9 @@ pub use self::aarch64::*;
 pub use self::x86_64::*;
 
 // Shared by both: the wake crate's platform over each arch's halt, IPI,
-// timer and clock, and the per-core interrupt counts.
+// timer and clock, the per-core interrupt counts, the clock's rate.
 pub mod guard_pages;
 pub mod idle_platform;
 pub mod irq_counts;
 pub mod param_line;
+pub mod tick_rate;
