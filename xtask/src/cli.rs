@@ -125,6 +125,11 @@ pub struct ReplayArgs {
     /// them, with cores and functions, up to the lost halt.
     #[arg(long)]
     pub explain: bool,
+    /// Replay the boot this many times (1..=1000, default 1), each
+    /// compared with the recording byte for byte; the command fails if any
+    /// one differs (not with --explain).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::stress::replay::parse_times, conflicts_with = "explain")]
+    pub times: u32,
 }
 
 /// A kernel other than Vigil booted on the same emulated machine.

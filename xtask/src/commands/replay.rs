@@ -1,7 +1,8 @@
-//! `cargo xtask replay FILE.json [--run N] [--explain]`: boot a recorded
-//! Bochs boot again and fail (exit 1) if its serial output differs from
-//! the recording in any byte, naming the first differing line; with
-//! `--explain`, the history of the lost wakeup's victim's words.
+//! `cargo xtask replay FILE.json [--run N] [--times N] [--explain]`: boot a
+//! recorded Bochs boot again (N times) and fail (exit 1) if any boot's
+//! serial output differs from the recording in any byte, naming the first
+//! differing line; with `--explain`, the history of the lost wakeup's
+//! victim's words.
 
 use crate::cli::ReplayArgs;
 use crate::error::{Result, XtaskError};
@@ -37,8 +38,27 @@ pub fn run(args: &ReplayArgs) -> Result<()> {
     let kernel = build_kernel(&recording.build)?;
     match victim {
         None => {
-            let replayed = replay::replay(&recording, &kernel, args.echo)?;
-            report(&recording.run.record.serial, &replayed)
+            let mut identical = 0;
+            for time in 1..=args.times {
+                if args.times > 1 {
+                    println!("replay: boot {time} of {}", args.times);
+                }
+                let replayed = replay::replay(&recording, &kernel, args.echo)?;
+                if report(&recording.run.record.serial, &replayed).is_ok() {
+                    identical += 1;
+                }
+            }
+            if args.times > 1 {
+                println!(
+                    "replay: {identical} of {} boots identical to the recording",
+                    args.times
+                );
+            }
+            if identical == args.times {
+                Ok(())
+            } else {
+                Err(XtaskError::Reported)
+            }
         }
         Some(victim) => {
             let explanation = explain::explain(&recording, &kernel, &victim, args.echo)?;

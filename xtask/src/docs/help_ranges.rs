@@ -54,6 +54,7 @@ pub fn parser_range(path: &str, id: &str) -> Option<(u64, u64)> {
         ("stress", "chunks") => range(CHUNKS_RANGE),
         ("stress", "watchdog_ms") => range(WATCHDOG_MS_RANGE),
         ("run" | "stress", "bochs_quantum") => range(crate::runner::bochs::QUANTUM_RANGE),
+        ("replay", "times") => range(crate::stress::replay::TIMES_RANGE),
         _ => None,
     }
 }

@@ -17,6 +17,7 @@ use crate::error::{Result, XtaskError};
 use crate::guest::serial_diff::{
     FirstDifference, first_difference, first_difference_in_common_prefix,
 };
+use crate::guest::settings::{in_range, parse_count};
 use crate::runner::bochs::{self, BochsOutcome};
 use crate::runner::kernel_build::{
     BuildConfig, KernelArtifacts, bios_image_with_params, image_elf_fingerprint,
@@ -24,6 +25,15 @@ use crate::runner::kernel_build::{
 use crate::runner::platform::Emulator;
 use crate::stress::runner::StressRun;
 use crate::stress::shard::read_stress_file;
+
+/// What `replay --times` takes: boots of the one recording.
+pub const TIMES_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+
+/// Parses `replay --times`: how many times to boot the recording, 1..=1000.
+pub fn parse_times(text: &str) -> std::result::Result<u32, String> {
+    let times = parse_count(text, "replay count")?;
+    in_range(times, &TIMES_RANGE, "--times")
+}
 
 /// One recorded boot, ready to boot again.
 #[derive(Debug, Clone)]
@@ -232,6 +242,15 @@ mod tests {
     use crate::guest::settings::{Feature, WakePolicy};
     use crate::runner::bochs::BochsSettings;
     use crate::stress::runner::StressConfig;
+
+    #[test]
+    fn replay_counts_outside_one_to_a_thousand_are_refused() {
+        assert_eq!(parse_times("1"), Ok(1));
+        assert_eq!(parse_times("1000"), Ok(1000));
+        for bad in ["0", "1001", "-1", "ten"] {
+            assert!(parse_times(bad).is_err(), "{bad} accepted");
+        }
+    }
 
     fn bochs_campaign() -> StressConfig {
         StressConfig {
