@@ -242,6 +242,11 @@ pub struct RunArgs {
     /// fail the run if the guest's own count differs.
     #[arg(long)]
     pub ipi_oracle: bool,
+    /// Confine QEMU to the first N host cores xtask may use (`taskset`;
+    /// 1..=1024, at most what the host gives xtask): the guest's vCPUs
+    /// share those N cores.
+    #[arg(long, value_name = "N", value_parser = crate::runner::host_cores::parse_host_cores)]
+    pub host_cores: Option<u32>,
     /// Boot a peer instead of Vigil on the same machine: `linux` (Debian's
     /// kernel; its `/init` runs Laplace with the parameters `workload`,
     /// `size`, `iterations`, `pool`, `seed`).
@@ -419,6 +424,13 @@ pub struct BenchArgs {
     /// The architecture: `x86_64` or `aarch64` (QEMU's virt, GICv3).
     #[arg(long, value_enum, default_value_t = Arch::X86_64)]
     pub arch: Arch,
+    /// Host core counts, comma-separated (each 1..=1024, at most what the
+    /// host gives xtask): every configuration runs with QEMU confined to
+    /// each (`taskset`), interleaved in one run, so the tables show the
+    /// same image on hosts of that many cores and the kernel's parallelism
+    /// estimate next to the truth. Default: QEMU on every host core.
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = crate::runner::host_cores::parse_host_cores)]
+    pub host_cores: Vec<u32>,
 }
 
 /// Options of `cargo xtask test` (none yet).

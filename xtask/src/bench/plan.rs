@@ -330,6 +330,10 @@ pub struct BenchConfig {
     /// Seed passed to every boot (the same everywhere: runs differ only by
     /// the host's noise).
     pub seed: u64,
+    /// Host core counts QEMU is confined to (`--host-cores`), each a set of
+    /// every configuration, interleaved with the others round by round;
+    /// empty: QEMU on every host core, once.
+    pub host_cores: Vec<u32>,
 }
 
 /// Sync-heavy grid: the seed-004 Laplace, 64×64, 1000 iterations.
@@ -370,13 +374,29 @@ impl BenchConfig {
             idle_ms: IDLE_MS,
             grid_timeout_s: GRID_TIMEOUT_S,
             seed: 1,
+            host_cores: Vec::new(),
         }
     }
 
     /// Usage errors: a core count whose pinned or floor boots would not fit
-    /// the sync-heavy grid (every core gets a row of it).
+    /// the sync-heavy grid (every core gets a row of it); a host core count
+    /// above what xtask may use, or given twice.
     pub fn validate(&self) -> crate::error::Result<()> {
         self.scope.validate()?;
+        if !self.host_cores.is_empty() {
+            let allowed = crate::runner::host_cores::allowed_cores()?;
+            for &count in &self.host_cores {
+                crate::runner::host_cores::cpu_list(count, &allowed)?;
+            }
+            let mut distinct = self.host_cores.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            if distinct.len() != self.host_cores.len() {
+                return Err(crate::error::XtaskError::usage(
+                    "bench --host-cores: a count given twice",
+                ));
+            }
+        }
         let size = self.sync_grid.size;
         let pinned = self
             .variants
@@ -409,19 +429,37 @@ impl BenchConfig {
             idle_ms: 300,
             grid_timeout_s: 60,
             seed: 1,
+            host_cores: Vec::new(),
         }
     }
 
-    /// Every configuration, in table order.
+    /// The host core counts QEMU runs on, one set of configurations each:
+    /// `--host-cores`, or `[None]` (every host core).
+    pub fn host_core_groups(&self) -> Vec<Option<u32>> {
+        if self.host_cores.is_empty() {
+            vec![None]
+        } else {
+            self.host_cores.iter().copied().map(Some).collect()
+        }
+    }
+
+    /// Every configuration, in table order: host core count, section,
+    /// variant, core count.
     pub fn configurations(&self) -> Vec<Configuration> {
         let mut configurations = Vec::new();
-        for section in Section::ALL {
-            if !self.sections.contains(&section) {
-                continue;
-            }
-            for variant in self.section_variants(section) {
-                for &smp in &self.scope.smp {
-                    configurations.push(self.configuration(section, variant, smp));
+        for host_cores in self.host_core_groups() {
+            for section in Section::ALL {
+                if !self.sections.contains(&section) {
+                    continue;
+                }
+                for variant in self.section_variants(section) {
+                    for &smp in &self.scope.smp {
+                        let mut configuration = self.configuration(section, variant, smp);
+                        if let Some(count) = host_cores {
+                            configuration.boot = configuration.boot.on_host_cores(count);
+                        }
+                        configurations.push(configuration);
+                    }
                 }
             }
         }

@@ -44,6 +44,11 @@ pub struct ConfigSummary {
     pub variant: Variant,
     /// Cores.
     pub smp: u32,
+    /// The host cores QEMU was confined to (`None`: every host core).
+    pub host_cores: Option<u32>,
+    /// The kernel's estimate of how many of its cores the host ran at once
+    /// (`VIGIL-STATS` `host.measured_parallelism_milli`, in cores).
+    pub measured_parallelism: Option<Spread>,
     /// Boots that ended ok.
     pub ok: usize,
     /// Boots killed at the limit (the configuration then stops).
@@ -115,6 +120,11 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 section: configuration.section,
                 variant: configuration.variant,
                 smp: configuration.boot.smp,
+                host_cores: configuration.boot.host_cores,
+                measured_parallelism: Spread::of(ok.iter().filter_map(|run| {
+                    let host = &run.record.stats.as_ref()?.host;
+                    (host.parallelism > 0).then(|| host.measured_parallelism_milli as f64 / 1000.0)
+                })),
                 ok: ok.len(),
                 timed_out: count(BootStatus::TimedOut),
                 failed: count(BootStatus::Failed),
@@ -171,7 +181,18 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
             }
         })
         .collect();
-    add_ratios(&mut summaries, host_cores);
+    // Ratios and efficiency within each host core count: its
+    // configurations are contiguous (configurations() puts it outermost).
+    let mut start = 0;
+    while start < summaries.len() {
+        let group = summaries[start].host_cores;
+        let end = summaries[start..]
+            .iter()
+            .position(|summary| summary.host_cores != group)
+            .map_or(summaries.len(), |len| start + len);
+        add_ratios(&mut summaries[start..end], group.unwrap_or(host_cores));
+        start = end;
+    }
     summaries
 }
 
@@ -499,11 +520,88 @@ const GRID_COLUMNS: &str = "grid tables: guest ms = guest time of the grid; /def
   needless = share of wake IPIs, counted at their destination, that ended no halt with work waiting;
   the floor's bare IPIs are outside the protocol's counters (n/a)";
 
-/// The terminal report: the variants' parameters, a main table per grid
-/// section, wake latency, idle cost.
+/// The terminal report: the variants' parameters, then per host core
+/// count QEMU ran on a main table per grid section, wake latency, idle
+/// cost, the Linux peer; last, the kernel's parallelism estimate against
+/// the truth.
 pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32) -> String {
     let mut out = String::new();
     render_variants(&mut out, config);
+    for group in config.host_core_groups() {
+        let mine: Vec<ConfigSummary> = summaries
+            .iter()
+            .filter(|summary| summary.host_cores == group)
+            .cloned()
+            .collect();
+        if let Some(count) = group {
+            let _ = writeln!(
+                out,
+                "\n=== QEMU confined to {count} host core(s) (taskset) ==="
+            );
+        }
+        render_on_host(&mut out, config, &mine, group.unwrap_or(host_cores));
+    }
+    render_estimates(&mut out, config, summaries, host_cores);
+    out
+}
+
+/// Block (6): per host core count and core count, the kernel's estimate of
+/// how many of its cores the host ran at once (every Vigil boot measures
+/// it, whatever its variant), against what the host could give: the vCPUs
+/// or the host cores, the fewer.
+fn render_estimates(
+    out: &mut String,
+    config: &BenchConfig,
+    summaries: &[ConfigSummary],
+    host_cores: u32,
+) {
+    let mut rows = Vec::new();
+    for group in config.host_core_groups() {
+        for &smp in &config.scope.smp {
+            let estimates: Vec<f64> = summaries
+                .iter()
+                .filter(|summary| summary.host_cores == group && summary.smp == smp)
+                .filter_map(|summary| summary.measured_parallelism)
+                .flat_map(|spread| [spread.min, spread.median, spread.max])
+                .collect();
+            let (Some(min), Some(max)) = (
+                estimates.iter().copied().reduce(f64::min),
+                estimates.iter().copied().reduce(f64::max),
+            ) else {
+                continue;
+            };
+            let cores = group.unwrap_or(host_cores);
+            rows.push(vec![
+                cores.to_string(),
+                smp.to_string(),
+                smp.min(cores).to_string(),
+                format!("{min:.2}-{max:.2}"),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n(6) The kernel's host parallelism estimate (VIGIL-STATS host.measured_parallelism_milli; min-max over every configuration's median, min and max) against the truth: min(vCPUs, host cores)"
+    );
+    write_table(
+        out,
+        &["host cores", "smp", "truth", "estimate"],
+        &[0, 1, 2],
+        true,
+        &rows,
+    );
+}
+
+/// The tables of one host core count.
+fn render_on_host(
+    out: &mut String,
+    config: &BenchConfig,
+    summaries: &[ConfigSummary],
+    host_cores: u32,
+) {
     let grids = [
         (
             Section::SyncHeavy,
@@ -537,16 +635,15 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
                 "  efficiency = (T at 1 core / min(cores, {host_cores} host cores)) / T"
             );
         }
-        render_grid_table(&mut out, config, summaries, section);
-        render_ratios(&mut out, config, summaries, section);
+        render_grid_table(out, config, summaries, section);
+        render_ratios(out, config, summaries, section);
     }
 
     if config.sections.contains(&Section::SyncHeavy) {
-        render_latency(&mut out, config, summaries);
+        render_latency(out, config, summaries);
     }
-    render_idle(&mut out, config, summaries);
-    render_linux(&mut out, config, summaries);
-    out
+    render_idle(out, config, summaries);
+    render_linux(out, config, summaries);
 }
 
 /// Block (5), if the Linux peer ran: per grid section and core count,
@@ -834,6 +931,85 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("(4) idle cost"), "{text}");
+    }
+
+    #[test]
+    fn each_host_core_count_has_its_own_tables_ratios_and_estimate() {
+        let mut config = BenchConfig::standard(vec![1, 4], 1);
+        config.sections = vec![Section::ComputeHeavy];
+        config.host_cores = vec![1, 2];
+        let on = |host_cores: u32, variant, smp: u32, ms: u64, estimate_milli: u64| {
+            let configuration = config
+                .configurations()
+                .into_iter()
+                .find(|c| {
+                    c.variant == variant
+                        && c.boot.smp == smp
+                        && c.boot.host_cores == Some(host_cores)
+                })
+                .unwrap();
+            assert!(
+                configuration
+                    .boot
+                    .reproduce
+                    .starts_with(&format!("cargo xtask run --host-cores {host_cores} ")),
+                "{}",
+                configuration.boot.reproduce
+            );
+            let mut boot = grid_boot(configuration, Some(ms));
+            boot.record.stats = Some(crate::guest::vigil_stats::VigilStats(
+                vigil_proto::stats_line::StatsLine {
+                    label: "laplace".to_string(),
+                    policy: "state-machine".to_string(),
+                    tsc_ticks_per_ms: 1,
+                    cores: Vec::new(),
+                    wake_latency_us: BTreeMap::new(),
+                    host: vigil_proto::stats_line::HostStats {
+                        measured_parallelism_milli: estimate_milli,
+                        parallelism: estimate_milli.div_ceil(1000),
+                        ..Default::default()
+                    },
+                },
+            ));
+            boot
+        };
+        let runs = vec![
+            on(1, Variant::Default, 1, 1000, 1000),
+            on(1, Variant::Default, 4, 1100, 1050),
+            on(2, Variant::Default, 1, 1000, 990),
+            on(2, Variant::Default, 4, 600, 1800),
+        ];
+        // The machine's own count (8) is not used: each group has its own.
+        let summaries = summarize(&config, &runs, 8);
+        let efficiency = |host_cores| {
+            summaries
+                .iter()
+                .find(|s| {
+                    s.host_cores == Some(host_cores) && s.variant == Variant::Default && s.smp == 4
+                })
+                .unwrap()
+                .efficiency
+                .unwrap()
+        };
+        // (1000 / min(4, 1)) / 1100 and (1000 / min(4, 2)) / 600.
+        assert!((efficiency(1) - 1000.0 / 1100.0).abs() < 1e-9);
+        assert!((efficiency(2) - 500.0 / 600.0).abs() < 1e-9);
+        let text = render(&config, &summaries, 8);
+        assert!(
+            text.contains("=== QEMU confined to 1 host core(s) (taskset) ===")
+                && text.contains("=== QEMU confined to 2 host core(s) (taskset) ==="),
+            "{text}"
+        );
+        assert!(text.contains("min(cores, 2 host cores)"), "{text}");
+        let estimates = &text[text.find("(6) The kernel's host parallelism").unwrap()..];
+        let row = |cells: &[&str]| {
+            estimates
+                .lines()
+                .any(|line| line.split_whitespace().collect::<Vec<_>>() == cells)
+        };
+        assert!(row(&["1", "4", "1", "1.05-1.05"]), "{estimates}");
+        assert!(row(&["2", "4", "2", "1.80-1.80"]), "{estimates}");
+        assert!(row(&["2", "1", "1", "0.99-0.99"]), "{estimates}");
     }
 
     #[test]

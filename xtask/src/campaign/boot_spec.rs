@@ -55,6 +55,9 @@ pub struct BootSpec {
     /// Linux peer's loop), besides [`Self::timeout_s`].
     #[serde(default)]
     pub limit_after_mark: Option<MarkLimit>,
+    /// QEMU confined to the first this many host cores (`None`: all).
+    #[serde(default)]
+    pub host_cores: Option<u32>,
     /// The command that replays this boot.
     pub reproduce: String,
 }
@@ -95,6 +98,7 @@ impl BootSpec {
             bochs: None,
             linux_idle: None,
             limit_after_mark: None,
+            host_cores: None,
         }
     }
 
@@ -142,6 +146,20 @@ impl BootSpec {
         }
     }
 
+    /// The same boot with QEMU confined to `host_cores` host cores (its
+    /// reproduce command says `--host-cores`).
+    pub fn on_host_cores(self, host_cores: u32) -> Self {
+        Self {
+            reproduce: self.reproduce.replacen(
+                "cargo xtask run",
+                &format!("cargo xtask run --host-cores {host_cores}"),
+                1,
+            ),
+            host_cores: Some(host_cores),
+            ..self
+        }
+    }
+
     /// The limit on the workload, s: the limit after the mark where there
     /// is one (the Linux peer's loop), else the boot's.
     pub fn workload_limit_s(&self) -> u64 {
@@ -173,6 +191,7 @@ impl BootSpec {
             marks: self.marks.clone(),
             ipi_oracle: self.with_ipi_oracle,
             limit_after_mark: self.limit_after_mark.clone(),
+            host_cores: self.host_cores,
             ..RunConfig::default()
         }
     }
@@ -211,6 +230,9 @@ mod tests {
         assert_eq!(run.marks, ["idle: end"]);
         let quiet = BootSpec::new(&BuildConfig::default(), 2, Apic::Xapic, vec![], 60, false);
         assert_eq!(quiet.reproduce, "cargo xtask run --smp 2");
+        let confined = quiet.on_host_cores(1);
+        assert_eq!(confined.reproduce, "cargo xtask run --host-cores 1 --smp 2");
+        assert_eq!(confined.run_config().host_cores, Some(1));
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub fn config_from_args(args: &BenchArgs) -> BenchConfig {
     if args.peers.contains(&Peer::Linux) {
         config.variants.extend(crate::bench::plan::Variant::LINUX);
     }
+    config.host_cores = args.host_cores.clone();
     config
 }
 
@@ -107,8 +108,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 
     let boots = config.schedule().len() as u64;
     let host_cores = host_cores();
+    let confined = if config.host_cores.is_empty() {
+        String::new()
+    } else {
+        format!(", QEMU confined to {:?} of them in turn", config.host_cores)
+    };
     println!(
-        "bench: {boots} boots at most ({} configurations x {} run(s)), one at a time, host cores {host_cores}; a grid boot past {} s is recorded as timed out and not repeated",
+        "bench: {boots} boots at most ({} configurations x {} run(s)), one at a time, host cores {host_cores}{confined}; a grid boot past {} s is recorded as timed out and not repeated",
         config.configurations().len(),
         config.scope.runs,
         config.grid_timeout_s
@@ -137,8 +143,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         },
     )?;
     println!("\nbench: every boot written to {}", json_path.display());
-    for plot in write_plots(&plot_dir, &config, &summaries)? {
-        println!("bench: plot {}", plot.display());
+    for group in config.host_core_groups() {
+        let mine: Vec<_> = summaries
+            .iter()
+            .filter(|summary| summary.host_cores == group)
+            .cloned()
+            .collect();
+        let dir = match group {
+            Some(count) => plot_dir.join(format!("host-cores-{count}")),
+            None => plot_dir.clone(),
+        };
+        for plot in write_plots(&dir, &config, &mine)? {
+            println!("bench: plot {}", plot.display());
+        }
     }
     let failed: Vec<&BenchRun> = runs
         .iter()
@@ -172,8 +189,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 }
 
 fn print_boot(configuration: &Configuration, round: u32, run: Option<&BenchRun>) {
+    let on_host = configuration
+        .boot
+        .host_cores
+        .map_or_else(String::new, |count| format!(" host-cores={count}"));
     let what = format!(
-        "round {round} {:<13} {:<21} smp={:<2}",
+        "round {round} {:<13} {:<21} smp={:<2}{on_host}",
         configuration.section.name(),
         configuration.variant.name(),
         configuration.boot.smp

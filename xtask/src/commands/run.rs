@@ -43,6 +43,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         params: args.params.clone(),
         echo: true,
         ipi_oracle: args.ipi_oracle,
+        host_cores: args.host_cores,
         ..RunConfig::default()
     };
     // Bad combinations (e.g. 200 cores in xAPIC mode) exit 2 before the build.
@@ -112,6 +113,7 @@ fn run_linux_peer(args: &RunArgs) -> Result<()> {
         params: args.params.clone(),
         echo: true,
         ipi_oracle: args.ipi_oracle,
+        host_cores: args.host_cores,
         ..RunConfig::default()
     };
     config.validate_for_linux_peer()?;
@@ -170,6 +172,8 @@ pub fn bochs_conflicts(args: &RunArgs) -> Option<&'static str> {
         Some("--gdb is QEMU's gdb stub (Bochs has its own debugger)")
     } else if args.ipi_oracle {
         Some("--ipi-oracle reads QEMU's trace (not available under Bochs)")
+    } else if args.host_cores.is_some() {
+        Some("--host-cores confines QEMU's vCPU threads (Bochs runs every CPU on one host thread)")
     } else {
         None
     }

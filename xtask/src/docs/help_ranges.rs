@@ -55,6 +55,7 @@ pub fn parser_range(path: &str, id: &str) -> Option<(u64, u64)> {
         ("stress", "watchdog_ms") => range(WATCHDOG_MS_RANGE),
         ("run" | "stress", "bochs_quantum") => range(crate::runner::bochs::QUANTUM_RANGE),
         ("replay", "times") => range(crate::stress::replay::TIMES_RANGE),
+        ("run" | "bench", "host_cores") => range(crate::runner::host_cores::HOST_CORES_RANGE),
         _ => None,
     }
 }

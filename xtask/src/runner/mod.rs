@@ -1,10 +1,11 @@
 //! Booting the kernel: what can be booted (platform), the kernel build
-//! and its images, the QEMU command and process, its monitor, the Bochs
-//! runner, the installer.
+//! and its images, the QEMU command and process (on some of the host's
+//! cores), its monitor, the Bochs runner, the installer.
 
 pub mod bochs;
 pub mod boot_progress;
 pub mod debian_kernel;
+pub mod host_cores;
 pub mod initramfs;
 pub mod install;
 pub mod kernel_build;

@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -76,6 +75,9 @@ pub struct RunConfig {
     /// [`MarkLimit::limit_s`] after it, as at the timeout. The Linux peer's
     /// workload limit starts at its loop, after Linux's boot.
     pub limit_after_mark: Option<MarkLimit>,
+    /// Confine QEMU to the first this many host cores xtask may use
+    /// (`taskset`; `None`: every core).
+    pub host_cores: Option<u32>,
 }
 
 /// A limit that starts when a serial line appears.
@@ -114,6 +116,7 @@ impl Default for RunConfig {
             marks: Vec::new(),
             ipi_oracle: false,
             limit_after_mark: None,
+            host_cores: None,
         }
     }
 }
@@ -158,6 +161,14 @@ impl RunConfig {
         if let Some(limit) = &self.limit_after_mark {
             crate::runner::platform::parse_timeout_s(&limit.limit_s.to_string())
                 .map_err(XtaskError::Usage)?;
+        }
+        if let Some(count) = self.host_cores {
+            crate::runner::host_cores::parse_host_cores(&count.to_string())
+                .map_err(XtaskError::Usage)?;
+            crate::runner::host_cores::cpu_list(
+                count,
+                &crate::runner::host_cores::allowed_cores()?,
+            )?;
         }
         Ok(())
     }
@@ -424,7 +435,7 @@ pub fn run_guest(config: &RunConfig, guest: Guest<'_>) -> Result<RunOutcome> {
     let monitor_socket = run_dir.path().join("monitor.sock");
     let trace_file = run_dir.path().join("qemu-trace.log");
 
-    let mut command = Command::new(qemu);
+    let mut command = crate::runner::host_cores::command_on(&qemu, config.host_cores)?;
     command.args(qemu_args(&QemuArgs {
         arch: config.arch,
         smp: config.smp,
@@ -663,6 +674,7 @@ fn examine_guest(
 mod tests {
     use super::*;
     use std::path::PathBuf;
+    use std::process::Command;
 
     #[test]
     fn the_stall_limit_waits_for_the_first_line_then_is_the_configured_one() {
