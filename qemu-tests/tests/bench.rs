@@ -36,6 +36,8 @@ fn quick_bench_writes_every_field() {
         grid_timeout_s: 60,
         apic: xtask::Apic::Xapic,
         arch: xtask::Arch::X86_64,
+        // QEMU on one host core (taskset), as `--host-cores 1`.
+        host_cores: vec![1],
     };
     xtask::commands::bench::run(&args).unwrap_or_else(|err| panic!("bench --quick: {err}"));
 
@@ -109,6 +111,19 @@ fn quick_bench_writes_every_field() {
                 "lost_wakeups",
                 "qemu_command",
             ],
+        );
+        assert_eq!(run["host_cores"], 1, "{run}");
+        assert!(
+            run["qemu_command"]
+                .as_str()
+                .is_some_and(|command| command.contains("taskset --cpu-list")),
+            "{run}"
+        );
+        assert!(
+            run["reproduce"]
+                .as_str()
+                .is_some_and(|command| command.starts_with("cargo xtask run --host-cores 1 ")),
+            "{run}"
         );
         assert_eq!(run["status"], "ok", "{run}");
         assert_eq!(run["class"], "passed", "{run}");
@@ -256,9 +271,12 @@ fn quick_bench_writes_every_field() {
                 "efficiency",
                 "ipis_per_iteration",
                 "cores_per_round",
+                "host_cores",
+                "measured_parallelism",
             ],
         );
         assert_eq!(row["ok"], 1, "{row}");
+        assert_eq!(row["host_cores"], 1, "{row}");
         let measured = if row["section"] == "idle" {
             "idle_host_cpu"
         } else {
@@ -276,7 +294,7 @@ fn quick_bench_writes_every_field() {
         "ipis_per_core.svg",
         "idle_host_cpu.svg",
     ] {
-        let path: PathBuf = dir.path().join("plots").join(plot);
+        let path: PathBuf = dir.path().join("plots/host-cores-1").join(plot);
         let svg = std::fs::read_to_string(&path)
             .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
         assert!(svg.starts_with("<svg"), "{}", path.display());
