@@ -6,8 +6,9 @@
 //! verdict line (`vigil: exit 0x10 (success)`), which is the result read
 //! here.
 //!
-//! Debian's Bochs needs an X display for the bootloader's VESA mode (run
-//! under `xvfb-run`) and is built with its debugger, which waits for a
+//! Debian's Bochs needs an X display for the bootloader's VESA mode (an
+//! `Xvfb` xtask starts and ends with the boot, [`super::bochs_processes`])
+//! and is built with its debugger, which waits for a
 //! command at start: `-rc` feeds it the commands that run the machine.
 //!
 //! With the debugger compiled in, Bochs's own SMP loop (the one that reads
@@ -34,7 +35,6 @@
 
 use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -46,11 +46,12 @@ use crate::error::{Result, XtaskError};
 use crate::guest::laplace_check::{self, ChecksumCheck};
 use crate::guest::test_output::strip_core_prefix;
 use crate::guest::verdict::{QemuExit, Verdict};
+use crate::runner::bochs_processes::BootProcesses;
 use crate::runner::install::find_in_path;
 use crate::runner::qemu::RunOutcome;
 
 /// Debian packages a Bochs boot needs, with the binary each provides.
-pub const BOCHS_PACKAGES: [(&str, &str); 2] = [("bochs", "bochs"), ("xvfb", "xvfb-run")];
+pub const BOCHS_PACKAGES: [(&str, &str); 2] = [("bochs", "bochs"), ("xvfb", "Xvfb")];
 /// Where Debian's `bochsbios` and `vgabios` put the ROMs.
 pub const BIOS_ROM: &str = "/usr/share/bochs/BIOS-bochs-latest";
 /// The VGA ROM (`vgabios`).
@@ -281,7 +282,7 @@ pub struct BochsOutcome {
 /// How xtask starts Bochs (in a scratch directory holding `bochsrc` and
 /// the debugger's commands).
 pub fn command_line() -> &'static str {
-    "xvfb-run -a bochs -q -f bochsrc -rc debugger-commands"
+    "bochs -q -f bochsrc -rc debugger-commands (DISPLAY: an Xvfb of its own)"
 }
 
 impl BochsOutcome {
@@ -412,8 +413,8 @@ pub fn bochsrc(
 }
 
 /// Times xtask starts Bochs before giving up when it exits at once with
-/// no output (`xvfb-run -a` can lose the race for a display number to
-/// another X server starting at the same moment).
+/// no output (it failed before the guest ran: Bochs's own start, or its
+/// display going away).
 const START_ATTEMPTS: u32 = 3;
 
 /// Boots `bios_image` (which must carry its parameters) under Bochs. A
@@ -446,8 +447,8 @@ pub fn run(config: &BochsConfig, bios_image: &Path) -> Result<BochsOutcome> {
 enum Boot {
     /// The guest ran (whatever it printed).
     Ran(BochsOutcome),
-    /// Bochs (or xvfb-run) failed before the guest printed anything: what
-    /// it said on stderr.
+    /// Bochs failed before the guest printed anything: what it said on
+    /// stderr.
     DidNotStart(String),
 }
 
@@ -483,12 +484,17 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     )?;
     let debugger_log_path = dir.join("debugger.log");
 
-    let stderr_path = dir.join("xvfb-run.stderr");
-    let stderr = fs::File::create(&stderr_path)
-        .map_err(|err| XtaskError::failed(format!("creating {}: {err}", stderr_path.display())))?;
-    let mut command = Command::new("xvfb-run");
+    // Xvfb first (Debian's Bochs draws on an X display), then Bochs on
+    // it; both die with this boot, however it ends (`bochs_processes`).
+    let stderr_path = dir.join("xvfb.stderr");
+    let mut processes = BootProcesses::start_xvfb(&stderr_path)?;
+    let bochs_stderr_path = dir.join("bochs.stderr");
+    let bochs_stderr = fs::File::create(&bochs_stderr_path).map_err(|err| {
+        XtaskError::failed(format!("creating {}: {err}", bochs_stderr_path.display()))
+    })?;
+    let mut command = Command::new("bochs");
     command
-        .args(["-a", "bochs", "-q", "-f"])
+        .args(["-q", "-f"])
         .arg(&rc)
         .arg("-rc")
         .arg(&commands);
@@ -499,20 +505,16 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(stderr)
-        // Its own process group: xvfb-run starts Xvfb and Bochs, and a
-        // timeout kills all three.
-        .process_group(0);
+        .stderr(bochs_stderr);
     eprintln!(
-        "xtask: booting under Bochs ({} cores): xvfb-run -a bochs -q -f {} -rc {}",
+        "xtask: booting under Bochs ({} cores) on X display {}: bochs -q -f {} -rc {}",
         config.smp,
+        processes.display(),
         rc.display(),
         commands.display()
     );
     let started = Instant::now();
-    let mut child = command
-        .spawn()
-        .map_err(|err| XtaskError::failed(format!("could not start xvfb-run: {err}")))?;
+    processes.start_bochs(command)?;
     let mut deadline = started + Duration::from_secs(config.timeout_s);
     let mut verdict_seen = false;
     let mut serial_file = fs::File::open(&serial_path)
@@ -524,9 +526,7 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
     let mut killed = false;
     let mut status;
     loop {
-        status = child
-            .try_wait()
-            .map_err(|err| XtaskError::failed(format!("waiting for Bochs: {err}")))?;
+        status = processes.try_wait_bochs()?;
         let exited = status.is_some();
         let fresh = read_new(&mut serial_file, &mut serial);
         if !fresh.is_empty() {
@@ -555,11 +555,7 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
         if Instant::now() >= deadline || (silent && !verdict_seen) {
             stalled = silent && !verdict_seen && Instant::now() < deadline;
             timed_out = !verdict_seen && !stalled;
-            let group = rustix::process::Pid::from_raw(child.id() as i32);
-            if let Some(group) = group {
-                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-            }
-            let _ = child.wait();
+            processes.end();
             killed = true;
             break;
         }
@@ -576,7 +572,7 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
         let _ = std::io::stdout().flush();
     }
     if serial.is_empty() && !killed && status.is_some_and(|status| !status.success()) {
-        let said = fs::read_to_string(&stderr_path).unwrap_or_default();
+        let said = fs::read_to_string(&bochs_stderr_path).unwrap_or_default();
         let last = said.lines().rev().find(|line| !line.trim().is_empty());
         return Ok(Boot::DidNotStart(format!(
             "{}{}",

@@ -3,6 +3,7 @@
 //! cores), its monitor, the Bochs runner, the installer.
 
 pub mod bochs;
+pub mod bochs_processes;
 pub mod boot_progress;
 pub mod debian_kernel;
 pub mod host_cores;
