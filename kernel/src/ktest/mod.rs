@@ -8,5 +8,6 @@ mod fault_tests;
 mod heap_tests;
 mod params_tests;
 mod platform_tests;
+mod round_plan_tests;
 mod sched_tests;
 mod smp_tests;

@@ -1,7 +1,9 @@
 //! Every in-kernel test, in the order they run.
 
 use super::runner::TestCase;
-use super::{fault_tests, heap_tests, params_tests, platform_tests, sched_tests, smp_tests};
+use super::{
+    fault_tests, heap_tests, params_tests, platform_tests, round_plan_tests, sched_tests, smp_tests,
+};
 
 /// The whole suite.
 pub static ALL: &[TestCase] = &[
@@ -41,4 +43,5 @@ pub static ALL: &[TestCase] = &[
     sched_tests::STEAL_BESIDE_BUSY_CORE,
     sched_tests::STORM,
     sched_tests::COUNTERS_MATCH_POLICY,
+    round_plan_tests::CHOICES,
 ];

@@ -9,40 +9,61 @@
 //! slices it does not get: a core that reads its clock in a tight loop sees
 //! a gap between two reads whenever its vCPU was descheduled.
 //!
-//! The measurement: every core spins in the same window of
-//! [`WINDOW_US`], reading the TSC; the time between two reads counts as
-//! running when the gap is under [`DESCHEDULED_GAP_US`], as descheduled
-//! otherwise. The sum over the cores of their running time, divided by the
-//! window, is how many cores the host ran at once while all of them wanted
-//! to run: 2 for 32 vCPUs on 2 host cores (each vCPU running about a
-//! sixteenth of the window), 32 on a host with 32 idle cores. The window
-//! starts at a TSC time every core learns only once all of them have
-//! checked in, so a core the host has not run yet is not counted as
-//! running before it arrives.
+//! The measurement counts work, not clock gaps. First this core alone
+//! (every other core idle) times short runs of a fixed piece of
+//! register-only work, a [`CHUNK_STEPS`]-step chunk, and keeps the fastest
+//! run's rate: what one core does per tick when the host runs it. Then
+//! every core runs chunks in one window of [`WINDOW_US`], counting them;
+//! one core (the last to arrive) reads the clock and ends the window for
+//! all through a flag, and the window's real length is what that core
+//! timed (with more cores than the host runs, it sees the time is up only
+//! when the host runs it again, a time slice or many later). The chunks
+//! every core did, over what one core running that whole window would do,
+//! is how many cores the host ran at once while all of them wanted to run:
+//! 2 for 32 vCPUs on 2 host cores (each vCPU running about a sixteenth of
+//! the window), 32 on a host with 32 idle cores. A core the host has not
+//! run yet when the window opens, or descheduled part of it, simply counts
+//! fewer chunks.
 //!
-//! The TSC is the host's clock under QEMU's TCG (one clock for every vCPU,
-//! so the window is the same for all); under Bochs it is emulated time,
-//! which advances with the instructions of every CPU alike, so there every
-//! core runs the whole window and the estimate is the core count (Bochs
-//! emulates all CPUs in one host thread, but in emulated time they do run
-//! at once).
+//! Why not read the clock on every core and count the gaps between reads
+//! (the first version did): under QEMU's TCG every guest `rdtsc` takes one
+//! global spinlock of QEMU's (`vm_clock_lock` in `cpu_get_ticks`), so with
+//! more vCPU threads than host cores a vCPU descheduled while holding it
+//! stalls every vCPU that reads the clock for a whole host time slice.
+//! That measured 0.36-1.23 cores at 8 vCPUs and 0.00-0.61 at 32 on 2 host
+//! cores. Here one core reads the clock during the window, so nobody waits
+//! for that lock; the other cores read only the flag, a plain load.
+//!
+//! Under Bochs the clock is emulated time, which advances with the
+//! instructions of every CPU alike, so every core runs the whole window
+//! and the estimate is the core count (Bochs emulates all CPUs in one host
+//! thread, but in emulated time they do run at once).
 
 use crate::arch::tsc;
 use crate::smp::{cores, remote_call};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use spin::Once;
 
-/// How long every core spins for the measurement, µs. Long against a host
-/// time slice (Linux's CFS/EEVDF slices are 0.75 to a few ms), so that a
-/// core that is descheduled part of the time shows as such.
+/// How long every core runs chunks for the measurement, µs. Long against
+/// a host time slice (Linux's CFS/EEVDF slices are 0.75 to a few ms), so
+/// that a core that is descheduled part of the time shows as such.
 pub const WINDOW_US: u64 = 40_000;
 
-/// A gap between two clock reads longer than this is time the vCPU was
-/// descheduled (a read takes well under a µs; the host's slices are
-/// milliseconds).
-pub const DESCHEDULED_GAP_US: u64 = vigil_wake::STEAL_GAP_US;
+/// Steps of one chunk of the measurement's work (a few register
+/// instructions each): short against the window (the window ends at most
+/// one chunk late on each core) and long against the one clock read per
+/// chunk of the core that keeps time (1024 steps measured the same within
+/// the boot-to-boot spread, 0.95 instead of 0.96 on one vCPU).
+pub const CHUNK_STEPS: u64 = 4096;
+
+/// Timed runs of the solo rate; the fastest counts (a run the host
+/// interrupted is slower, never faster).
+const SOLO_RUNS: u32 = 16;
+
+/// Chunks in one timed solo run.
+const SOLO_RUN_CHUNKS: u64 = 32;
 
 /// What the measurement found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,48 +105,75 @@ pub fn in_force() -> usize {
 }
 
 /// Runs the measurement on every core at once (from a task on the
-/// bootstrap core, after every AP is online) and keeps its result.
+/// bootstrap core, after every AP is online and idle) and keeps its
+/// result.
 pub fn measure() -> HostParallelism {
     let count = cores::count();
+    // Ticks one chunk takes a core the host runs (at least 1).
+    let chunk_ticks = solo_chunk_ticks();
     let arrived = Arc::new(AtomicUsize::new(0));
-    // The window's start, set by the last core to arrive (0: not yet).
-    let start = Arc::new(AtomicU64::new(0));
-    let running_ticks: Arc<Vec<AtomicU64>> =
-        Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
+    let phase = Arc::new(AtomicU8::new(WAITING));
+    let chunks: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
     let window = tsc::us_to_ticks(WINDOW_US);
-    let gap = tsc::us_to_ticks(DESCHEDULED_GAP_US);
+    // The window's real length, ticks (the timekeeper's).
+    let elapsed = Arc::new(AtomicU64::new(0));
     let job = {
-        let (arrived, start, running_ticks) =
-            (arrived.clone(), start.clone(), running_ticks.clone());
+        let (arrived, phase, chunks, elapsed) = (
+            arrived.clone(),
+            phase.clone(),
+            chunks.clone(),
+            elapsed.clone(),
+        );
         Arc::new(move |core: usize| {
             // Relaxed throughout: the counts are joined by `run_everywhere`
             // (each job's end happens before the join returns), and the
-            // start time is only a number to wait for.
-            if arrived.fetch_add(1, Ordering::Relaxed) + 1 == count {
-                // A little after now, so that the other cores, spinning on
-                // `start`, begin at the same TSC time.
-                start.store(tsc::now() + tsc::us_to_ticks(1000), Ordering::Relaxed);
-            }
-            let begin = loop {
-                let t = start.load(Ordering::Relaxed);
-                if t != 0 {
-                    break t;
+            // phase carries no data, only when to count.
+            let timekeeper = arrived.fetch_add(1, Ordering::Relaxed) + 1 == count;
+            let done = if timekeeper {
+                // The window is what the others counted in: from before
+                // the flag opens it to after the flag closes it (a
+                // timekeeper descheduled in between makes it longer,
+                // never shorter than the counting). It ends when the
+                // timekeeper sees the time is up, which with more cores
+                // than the host runs can be a host time slice or many
+                // after `end`, so its real length is what counts.
+                let begin = tsc::now();
+                phase.store(COUNTING, Ordering::Relaxed);
+                let end = begin + window;
+                let mut done = 0;
+                loop {
+                    chunk();
+                    done += 1;
+                    if tsc::now() >= end {
+                        break;
+                    }
                 }
-                core::hint::spin_loop();
+                phase.store(STOPPED, Ordering::Relaxed);
+                elapsed.store(tsc::now() - begin, Ordering::Relaxed);
+                done
+            } else {
+                while phase.load(Ordering::Relaxed) == WAITING {
+                    core::hint::spin_loop();
+                }
+                let mut done = 0;
+                while phase.load(Ordering::Relaxed) == COUNTING {
+                    chunk();
+                    done += 1;
+                }
+                done
             };
-            let end = begin + window;
-            running_ticks[core].store(running_in(begin, end, gap), Ordering::Relaxed);
+            chunks[core].store(done, Ordering::Relaxed);
             Ok(())
         })
     };
     if let Err(why) = remote_call::run_everywhere(job) {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
-    let total: u64 = running_ticks
-        .iter()
-        .map(|t| t.load(Ordering::Relaxed))
-        .sum();
-    let measured_milli = total.saturating_mul(1000) / window.max(1);
+    let total: u64 = chunks.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+    // Chunks done x ticks a chunk takes a running core / the window's
+    // real length in ticks.
+    let measured_milli = total.saturating_mul(chunk_ticks).saturating_mul(1000)
+        / elapsed.load(Ordering::Relaxed).max(1);
     let cores_at_once = (((measured_milli + 500) / 1000) as usize).clamp(1, count);
     let result = HostParallelism {
         measured_milli,
@@ -135,28 +183,37 @@ pub fn measure() -> HostParallelism {
     *MEASURED.call_once(|| result)
 }
 
-/// Spins from TSC time `begin` to `end` reading the clock; the ticks in
-/// that window between reads less than `gap` apart (the time this core
-/// ran).
-fn running_in(begin: u64, end: u64, gap: u64) -> u64 {
-    let mut last = loop {
-        let now = tsc::now();
-        if now >= begin {
-            // Descheduled across `begin`: the time from `begin` to this
-            // read is not counted (the gap test below would not see it).
-            break if now - begin > gap { now } else { begin };
+/// The window has not opened (cores spin on the flag, not counting).
+const WAITING: u8 = 0;
+/// The window is open: every core counts chunks.
+const COUNTING: u8 = 1;
+/// The window is over.
+const STOPPED: u8 = 2;
+
+/// Ticks one chunk takes this core when the host runs it: the fastest of
+/// [`SOLO_RUNS`] timed runs of [`SOLO_RUN_CHUNKS`] chunks, each run's
+/// chunks read against the clock only at its ends (every other core is
+/// idle, so nothing else waits for the clock either).
+fn solo_chunk_ticks() -> u64 {
+    let mut fastest = u64::MAX;
+    for _ in 0..SOLO_RUNS {
+        let begin = tsc::now();
+        for _ in 0..SOLO_RUN_CHUNKS {
+            chunk();
         }
-    };
-    let mut running = 0;
-    loop {
-        let now = tsc::now();
-        let step = now.min(end) - last.min(end);
-        if now - last <= gap {
-            running += step;
-        }
-        last = now;
-        if now >= end {
-            return running;
-        }
+        fastest = fastest.min(tsc::now() - begin);
     }
+    (fastest / SOLO_RUN_CHUNKS).max(1)
+}
+
+/// One chunk of the measurement's work: [`CHUNK_STEPS`] steps of a
+/// xorshift in registers, its result kept from the optimiser.
+fn chunk() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..CHUNK_STEPS {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    core::hint::black_box(x);
 }

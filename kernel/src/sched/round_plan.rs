@@ -15,19 +15,16 @@
 //!   the caller alone ([`RoundPlan::for_work`]).
 //!
 //! What it chooses: a round of work `W` is split into
-//! `k = min(max(P, 2), cores, rows, W / (2 * overhead))` chunks (at least
-//! 1): one
+//! `k = min(P, cores, rows, W / (2 * overhead))` chunks (at least 1): one
 //! runs on the caller and the other `k - 1` are published, so the
 //! stealable pool's rule wakes at most `k - 1` cores (its herd bound), in
 //! log2 steps. Splitting pays while each chunk is long against what the
 //! split costs: with `W / k >= 2 * overhead` the overhead is at most a
-//! third of the round. The cap is at least 2, whatever `P` says: under
-//! QEMU's TCG on 2 host cores the measurement undercounts from 8 vCPUs up
-//! (single quiet boots: 1.96 at 2 vCPUs, 0.42 to 0.67 at 8, 0.00 to 0.84
-//! at 32), and a cap of 1 ran compute-heavy rounds on one core (512x512,
-//! 50 iterations: 1.51-1.67 s at 8 and 32 vCPUs against 0.91-0.94 s with
-//! the chunk floor this plan replaced); a split in two that does not pay
-//! is refused by the overhead term, measured on 2 cores at least. Without
+//! third of the round. No more chunks than `P`: a chunk for a core the
+//! host is not running waits for that core's next time slice. (Until the
+//! parallelism was measured by counting work instead of clock gaps, it
+//! undercounted under QEMU's TCG from 8 vCPUs up, and the cap had a floor
+//! of 2 to keep compute-heavy rounds from running on one core.) Without
 //! any cap (`k` bounded by the overhead term alone) empty rounds of
 //! polling cores priced a chunk at 4 µs, and sync-heavy rounds at 8 and
 //! 32 vCPUs split into 8 and 16 chunks and took 4.6x and 7x the time at 2.
@@ -175,9 +172,9 @@ impl RoundPlan {
         fixed: Fixed,
     ) -> Self {
         let n = cores::count();
-        // At least 2 (see the module's notes: the measurement undercounts
-        // under TCG, and the overhead term prices a split in two).
-        let cap = at_once.max(2).min(n).min(max_chunks).max(1);
+        // No more chunks than cores the host runs at once: a chunk for a
+        // core it does not run waits for that core's next time slice.
+        let cap = at_once.min(n).min(max_chunks).max(1);
         let split = |overhead_ns: u64, cap: usize| -> usize {
             if overhead_ns == 0 {
                 return cap;
