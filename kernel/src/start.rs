@@ -99,6 +99,9 @@ fn main_task(params: &BootParams) {
 /// round costs here (`sched::host_parallelism`, `sched::round_plan`), sets
 /// the poll slots and prints what it found and what it will use.
 fn measure_host(params: &BootParams) {
+    // No idle core polls while the host is measured: a polling vCPU would
+    // take host time from the one timing its work alone.
+    sched::poll_slots::set(0);
     let host = sched::host_parallelism::measure();
     let at_once = sched::host_parallelism::in_force();
     let pollers = params.pollers.map_or(at_once, |n| n as usize);

@@ -26,7 +26,8 @@ static IN_USE: AtomicUsize = AtomicUsize::new(0);
 /// gained one slot for good when that core gave its slot back).
 static SLOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-/// Sets the number of slots (once, at boot, before any workload runs).
+/// Sets the number of slots (at boot, before any workload runs: none while
+/// the host is measured, then the limit).
 pub fn set(slots: usize) {
     SLOTS.store(slots, Ordering::Relaxed);
 }
