@@ -305,7 +305,9 @@ pub struct StressArgs {
     pub pool: Option<crate::guest::settings::Pool>,
     /// Stealable chunks per round (`chunks=`, 1..=4096; kernel default: the
     /// round plan's, from the host parallelism and the round's measured
-    /// work). Fixing it makes a campaign's rounds the same on every host.
+    /// work; with --fault and the stealing pool, one per core, so that
+    /// every round wakes cores on any host). Fixing it makes a campaign's
+    /// rounds the same on every host.
     #[arg(long, value_name = "N", value_parser = crate::guest::settings::parse_chunks)]
     pub chunks: Option<u32>,
     /// Laplace grid side (4..=4096; kernel default 64).

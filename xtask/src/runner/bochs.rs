@@ -563,6 +563,17 @@ fn boot_once(config: &BochsConfig, bios_image: &Path) -> Result<Boot> {
         std::thread::sleep(Duration::from_millis(100));
     }
     let elapsed = started.elapsed();
+    if !killed && processes.xvfb_has_exited() {
+        // Bochs lost its display: whatever the guest printed, it was cut
+        // by the host.
+        let said = fs::read_to_string(&stderr_path).unwrap_or_default();
+        let last = said.lines().rev().find(|line| !line.trim().is_empty());
+        return Err(XtaskError::failed(format!(
+            "Xvfb, the boot's X display, exited during the boot{}: the boot is no verdict on the guest",
+            last.map(|line| format!(" (it said: {})", line.trim()))
+                .unwrap_or_default()
+        )));
+    }
     let fresh = read_new(&mut serial_file, &mut serial);
     if config.echo {
         print!("{}", String::from_utf8_lossy(&fresh));

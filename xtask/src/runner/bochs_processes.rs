@@ -160,6 +160,12 @@ impl BootProcesses {
         Ok(())
     }
 
+    /// Whether Xvfb has exited (a boot whose display went away ended for
+    /// the host's reasons, not the guest's).
+    pub fn xvfb_has_exited(&self) -> bool {
+        !self.ended && wait_readable(&self.xvfb_exited, Duration::ZERO).unwrap_or(false)
+    }
+
     /// Bochs's exit status, if it has exited (`None`: still running, or
     /// never started).
     pub fn try_wait_bochs(&mut self) -> Result<Option<ExitStatus>> {

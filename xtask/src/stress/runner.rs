@@ -58,7 +58,8 @@ pub struct StressConfig {
     pub ipi_oracle: bool,
     /// `pool=` (kernel default when `None`).
     pub pool: Option<Pool>,
-    /// `chunks=` (the kernel's round plan when `None`).
+    /// `chunks=` (the kernel's round plan when `None`; with a fault on
+    /// the stealing pool, see [`StressConfig::chunks_for`]).
     #[serde(default)]
     pub chunks: Option<u32>,
     /// `size=` (kernel default when `None`).
@@ -85,6 +86,17 @@ pub struct StressConfig {
 }
 
 impl StressConfig {
+    /// The `chunks=` of a Laplace boot at `smp` cores: `--chunks`; else,
+    /// under a fault with the stealing pool (the kernel's default pool),
+    /// one chunk per core, so that every round publishes work to wake
+    /// cores for whatever the host's parallelism (on one host core the
+    /// round plan runs a round on its caller alone, and a fault on the
+    /// wake path would have no wake to act on); else the round plan's.
+    pub fn chunks_for(&self, smp: u32) -> Option<u32> {
+        let faulted_steal = self.fault.is_some() && self.pool != Some(Pool::Pinned);
+        self.chunks.or((faulted_steal && smp > 1).then_some(smp))
+    }
+
     /// Defaults for `smp` × `runs` boots of `policy` (debug build, no
     /// chaos, the kernel's default watchdog, one job per host core).
     pub fn new(smp: Vec<u32>, runs: u32, policy: WakePolicy) -> Self {
@@ -280,7 +292,7 @@ impl StressConfig {
                         iterations: self.iterations,
                         fault: self.fault.map(IpiFault::fault),
                         pool: self.pool.map(Pool::pool),
-                        chunks: self.chunks,
+                        chunks: self.chunks_for(smp),
                         ..ParamLine::default()
                     }
                     .tokens()
@@ -400,6 +412,40 @@ mod tests {
             jobs: 2,
             ..StressConfig::new(vec![4, 16], 3, WakePolicy::RacyFlag)
         }
+    }
+
+    #[test]
+    fn a_fault_on_the_stealing_pool_splits_every_round_over_every_core() {
+        let plain = config();
+        assert_eq!(plain.chunks_for(4), None, "no fault: the round plan's");
+        let faulted = StressConfig {
+            fault: Some(IpiFault::DroppedIpi),
+            ..config()
+        };
+        assert_eq!(faulted.chunks_for(4), Some(4));
+        assert_eq!(faulted.chunks_for(1), None, "one core: nothing to split");
+        let given = StressConfig {
+            chunks: Some(3),
+            ..faulted.clone()
+        };
+        assert_eq!(given.chunks_for(4), Some(3), "--chunks wins");
+        let pinned = StressConfig {
+            pool: Some(Pool::Pinned),
+            ..faulted
+        };
+        assert_eq!(pinned.chunks_for(4), None, "the pinned pool has no chunks");
+        let plans = StressConfig {
+            fault: Some(IpiFault::DroppedIpi),
+            ..config()
+        }
+        .plan();
+        assert!(
+            plans.iter().all(|planned| planned
+                .boot
+                .params
+                .contains(&format!("chunks={}", planned.boot.smp))),
+            "every boot of a fault campaign names its chunks"
+        );
     }
 
     #[test]
