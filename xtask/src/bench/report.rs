@@ -520,6 +520,16 @@ const GRID_COLUMNS: &str = "grid tables: guest ms = guest time of the grid; /def
   needless = share of wake IPIs, counted at their destination, that ended no halt with work waiting;
   the floor's bare IPIs are outside the protocol's counters (n/a)";
 
+/// The summaries of the boots QEMU ran on `group` host cores (`None`:
+/// every host core).
+pub fn on_host_cores(summaries: &[ConfigSummary], group: Option<u32>) -> Vec<ConfigSummary> {
+    summaries
+        .iter()
+        .filter(|summary| summary.host_cores == group)
+        .cloned()
+        .collect()
+}
+
 /// The terminal report: the variants' parameters, then per host core
 /// count QEMU ran on a main table per grid section, wake latency, idle
 /// cost, the Linux peer; last, the kernel's parallelism estimate against
@@ -528,11 +538,7 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
     let mut out = String::new();
     render_variants(&mut out, config);
     for group in config.host_core_groups() {
-        let mine: Vec<ConfigSummary> = summaries
-            .iter()
-            .filter(|summary| summary.host_cores == group)
-            .cloned()
-            .collect();
+        let mine = on_host_cores(summaries, group);
         if let Some(count) = group {
             let _ = writeln!(
                 out,

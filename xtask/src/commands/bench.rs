@@ -144,11 +144,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     )?;
     println!("\nbench: every boot written to {}", json_path.display());
     for group in config.host_core_groups() {
-        let mine: Vec<_> = summaries
-            .iter()
-            .filter(|summary| summary.host_cores == group)
-            .cloned()
-            .collect();
+        let mine = bench_report::on_host_cores(&summaries, group);
         let dir = match group {
             Some(count) => plot_dir.join(format!("host-cores-{count}")),
             None => plot_dir.clone(),
