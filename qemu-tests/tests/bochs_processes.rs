@@ -62,7 +62,8 @@ fn no_process_of_a_bochs_boot_outlives_it() {
         .expect("starting the booting copy of this test");
     let stdout = booting.stdout.take().expect("piped");
     let mut printed = Vec::new();
-    for line in BufReader::new(stdout).lines() {
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
         let line = line.expect("reading the booting copy's output");
         printed.push(line.clone());
         // The guest's first line: Bochs and its X server are running.
@@ -70,6 +71,10 @@ fn no_process_of_a_bochs_boot_outlives_it() {
             break;
         }
     }
+    // Keep reading what it prints until it dies: a closed pipe would end
+    // it on its next line (a panic on the broken pipe) before the signal
+    // does, and its boot's processes with it, tidily.
+    let drain = std::thread::spawn(move || lines.count());
     assert!(
         printed.iter().any(|line| line.starts_with("[c0] ")),
         "the boot ended before the kernel printed:\n{}",
@@ -78,6 +83,7 @@ fn no_process_of_a_bochs_boot_outlives_it() {
     let pid = Pid::from_child(&booting);
     kill_process(pid, Signal::INT).expect("SIGINT to the booting process");
     let status = booting.wait().expect("reaping the booting process");
+    drain.join().expect("the reader of its output");
     assert!(
         !status.success(),
         "the booting process was not killed: {status}"
