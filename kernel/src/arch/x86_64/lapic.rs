@@ -42,7 +42,10 @@ const ICR_DELIVERY_INIT: u32 = 0b101 << 8;
 const ICR_DELIVERY_STARTUP: u32 = 0b110 << 8;
 const ICR_ALL_EXCLUDING_SELF: u32 = 0b11 << 18;
 const TIMER_DIVIDE_BY_16: u32 = 0b0011;
-const CALIBRATION_US: u64 = 20_000;
+/// One calibration window, timed by the PIT.
+const CALIBRATION_US: u64 = 10_000;
+/// Calibration windows; the median of each clock's counts is kept.
+const CALIBRATION_RUNS: usize = 3;
 
 static X2APIC: AtomicBool = AtomicBool::new(false);
 static TSC_DEADLINE: AtomicBool = AtomicBool::new(false);
@@ -221,21 +224,36 @@ pub fn is_pending(vector: u8) -> bool {
     read(reg) & (1 << (vector % 32)) != 0
 }
 
+/// Counts the LAPIC timer's and the TSC's ticks over PIT-timed windows.
+/// Each TSC read sits right next to the PIT wait, inside the LAPIC count's
+/// window; a vCPU descheduled between a read and the wait (under a loaded
+/// host) skews that one window by its time off the host, so the median of
+/// [`CALIBRATION_RUNS`] windows is kept for each clock. (One window, with
+/// the TSC read before the LAPIC count started, once put the TSC 5% fast
+/// on a loaded CI host, and a one-shot timer then seemed to fire early.)
 fn calibrate() {
     write(REG_TIMER_DIVIDE, TIMER_DIVIDE_BY_16);
     write(REG_LVT_TIMER, LVT_MASKED | u32::from(TIMER_VECTOR));
-    let tsc_start = tsc::now();
-    write(REG_TIMER_INITIAL, u32::MAX);
-    pit::wait_us(CALIBRATION_US);
-    let remaining = read(REG_TIMER_CURRENT);
-    let tsc_ticks = tsc::now() - tsc_start;
+    let mut lapic_ticks = [0u64; CALIBRATION_RUNS];
+    let mut tsc_ticks = [0u64; CALIBRATION_RUNS];
+    for run in 0..CALIBRATION_RUNS {
+        write(REG_TIMER_INITIAL, u32::MAX);
+        let tsc_start = tsc::now();
+        pit::wait_us(CALIBRATION_US);
+        let tsc_end = tsc::now();
+        let remaining = read(REG_TIMER_CURRENT);
+        lapic_ticks[run] = u64::from(u32::MAX - remaining);
+        tsc_ticks[run] = tsc_end - tsc_start;
+    }
     timer_one_shot_disarmed();
+    lapic_ticks.sort_unstable();
+    tsc_ticks.sort_unstable();
     let per_ms_divisor = CALIBRATION_US / 1000;
     TIMER_TICKS_PER_MS.store(
-        u64::from(u32::MAX - remaining) / per_ms_divisor,
+        lapic_ticks[CALIBRATION_RUNS / 2] / per_ms_divisor,
         Ordering::Relaxed,
     );
-    tsc::set_ticks_per_ms(tsc_ticks / per_ms_divisor);
+    tsc::set_ticks_per_ms(tsc_ticks[CALIBRATION_RUNS / 2] / per_ms_divisor);
 }
 
 /// LAPIC timer ticks per millisecond (divide-by-16), as calibrated.
