@@ -30,10 +30,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use rustix::process::{
-    Pid, PidfdFlags, Signal, getppid, kill_process_group, pidfd_open,
-    set_parent_process_death_signal,
-};
+use rustix::process::{Pid, PidfdFlags, Signal, kill_process_group, pidfd_open};
 
 use crate::error::{Result, XtaskError};
 
@@ -60,26 +57,6 @@ pub struct BootProcesses {
     ended: bool,
 }
 
-/// Arranges for `command`'s process to get SIGKILL when the calling thread
-/// dies, and fails its start if that thread is already gone.
-fn killed_with_this_thread(command: &mut Command) {
-    let parent = rustix::process::getpid();
-    // SAFETY: the closure runs in the forked child before exec and makes
-    // two system calls (prctl(PR_SET_PDEATHSIG), getppid): no allocation,
-    // no locks, async-signal-safe as `pre_exec` requires.
-    unsafe {
-        command.pre_exec(move || {
-            set_parent_process_death_signal(Some(Signal::KILL)).map_err(io::Error::from)?;
-            // The parent died between the fork and the prctl: no signal
-            // will come.
-            if getppid() != Some(parent) {
-                return Err(io::Error::other("xtask exited while starting the child"));
-            }
-            Ok(())
-        });
-    }
-}
-
 impl BootProcesses {
     /// Starts Xvfb (its stderr into `stderr`) in a new process group and
     /// waits until it serves a display.
@@ -96,7 +73,7 @@ impl BootProcesses {
             .stdout(ready_writer)
             .stderr(stderr_file)
             .process_group(0);
-        killed_with_this_thread(&mut command);
+        crate::runner::process::killed_with_this_thread(&mut command);
         let mut xvfb = command
             .spawn()
             .map_err(|err| XtaskError::failed(format!("could not start Xvfb: {err}")))?;
@@ -152,7 +129,7 @@ impl BootProcesses {
         command
             .env("DISPLAY", self.display())
             .process_group(self.group.as_raw_nonzero().get());
-        killed_with_this_thread(&mut command);
+        crate::runner::process::killed_with_this_thread(&mut command);
         let bochs = command
             .spawn()
             .map_err(|err| XtaskError::failed(format!("could not start Bochs: {err}")))?;

@@ -10,7 +10,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, set_parent_process_death_signal};
+use rustix::process::{
+    Pid, PidfdFlags, Signal, getppid, pidfd_open, set_parent_process_death_signal,
+};
 
 use crate::guest::verdict::QemuExit;
 
@@ -46,6 +48,26 @@ pub struct Finished {
     pub stderr: String,
 }
 
+/// Arranges for `command`'s process to get SIGKILL when the calling thread
+/// dies, and fails its start if that thread is already gone.
+pub fn killed_with_this_thread(command: &mut Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the forked child before exec and makes
+    // two system calls (prctl(PR_SET_PDEATHSIG), getppid): no allocation,
+    // no locks, async-signal-safe as `pre_exec` requires.
+    unsafe {
+        command.pre_exec(move || {
+            set_parent_process_death_signal(Some(Signal::KILL)).map_err(io::Error::from)?;
+            // The parent died between the fork and the prctl: no signal
+            // will come.
+            if getppid() != Some(parent) {
+                return Err(io::Error::other("xtask exited while starting the child"));
+            }
+            Ok(())
+        });
+    }
+}
+
 impl KilledOnDrop {
     /// Spawns `command` with piped stdout/stderr and no stdin. The child
     /// gets SIGKILL if the spawning thread dies first (e.g. xtask killed).
@@ -69,14 +91,7 @@ impl KilledOnDrop {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // SAFETY: the closure runs in the forked child before exec and only
-        // makes one prctl(PR_SET_PDEATHSIG) system call: no allocation, no
-        // locks, async-signal-safe as `pre_exec` requires.
-        unsafe {
-            command.pre_exec(|| {
-                set_parent_process_death_signal(Some(Signal::KILL)).map_err(io::Error::from)
-            });
-        }
+        killed_with_this_thread(&mut command);
         let mut child = command.spawn()?;
         // The child is ours and not yet reaped, so its pid cannot be reused
         // before the pidfd refers to it.
