@@ -505,6 +505,8 @@ impl<T> Stealable<T> {
         // One `push_back` per item: `extend`'s reserve-then-write path cost
         // about four times as many instructions for the one-item
         // publication of a spawn (callgrind, `peer_bench` fork-join).
+        let items = items.into_iter();
+        shared.queue.reserve(items.size_hint().0);
         for item in items {
             shared.queue.push_back(item);
         }
@@ -700,18 +702,20 @@ impl<T> Stealable<T> {
     /// chosen core leaves the idle set and is marked as having a ticket in
     /// flight. Busy cores passed over stay registered (they look before
     /// they halt); an idle core with a ticket in flight loses nothing
-    /// either (that ticket arrives and sends it to look). Stores the queued
-    /// count first: the chooser's half of the queued / busy pair.
+    /// either (that ticket arrives and sends it to look). When there is a
+    /// candidate, stores the queued count first: the chooser's half of the
+    /// queued / busy pair.
     fn choose_searchers(&self, shared: &mut Shared<T>, me: usize, want: usize) -> Woken {
         let uncovered = shared.queue.len().saturating_sub(shared.searching.len());
         let want = want.min(uncovered);
         let mut woken = Woken::NONE;
-        // No other core registered idle: nobody to choose and nobody to
-        // pass over (a busy core is one that stayed registered idle, so it
-        // is counted here; the set cannot grow while this lock is held).
-        // The queued count is stored at the unlock all the same. The
-        // common case of a loaded pool, where every publication took a
-        // search over a set with nobody in it.
+        // No core other than `me` in the idle set: no candidate, so nobody
+        // to choose or to pass over as busy (only members of the set are
+        // either, and the set grows only under this lock). The queued
+        // count's store below matters only before the loop's fence, which
+        // needs a candidate; `unlock` stores it for the fast path as
+        // always. The common case of a loaded pool, where every
+        // publication searched an empty set.
         if want == 0 || others_idle(shared, me) == 0 {
             return woken;
         }
