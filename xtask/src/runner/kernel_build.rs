@@ -13,7 +13,9 @@ use crate::error::{Result, XtaskError};
 use crate::guest::settings::Feature;
 use crate::runner::platform::Arch;
 use crate::runner::strip_debug::strip_debug;
-use crate::runner::workspace::{KERNEL_PACKAGE, cargo, display_command, kernel_target_dir};
+use crate::runner::workspace::{
+    KERNEL_PACKAGE, cargo, display_command, kernel_target_dir, workspace_root,
+};
 
 /// How to build the kernel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -136,11 +138,40 @@ impl KernelArtifacts {
     }
 }
 
+/// Where the checkout's path is mapped to in the kernel's ELF.
+const REMAPPED_ROOT: &str = "/vigil";
+
+/// The kernel's rustflags: the caller's (`CARGO_ENCODED_RUSTFLAGS`, else
+/// `RUSTFLAGS` split on whitespace, as cargo reads them) and
+/// `--remap-path-prefix=<workspace>=/vigil`. Without it the kernel's bytes
+/// depend on where the repository is checked out (measured: one commit
+/// built at `/work/main`, `/work/wt/pool` and `/tmp/ci` gave three ELFs,
+/// and the same kernel ran a different Bochs execution in each, so a
+/// committed recording replayed only at the path it was made in); with
+/// it, builds at `/tmp/p1` and `/tmp/pathtwo-longer` gave the same bytes.
+/// Encoded (0x1f between flags) so that a path with spaces stays one flag.
+fn path_independent_rustflags() -> String {
+    let mut flags: Vec<String> = match std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        Ok(encoded) if !encoded.is_empty() => encoded.split('\u{1f}').map(String::from).collect(),
+        _ => std::env::var("RUSTFLAGS")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
+    };
+    flags.push(format!(
+        "--remap-path-prefix={}={REMAPPED_ROOT}",
+        workspace_root().display()
+    ));
+    flags.join("\u{1f}")
+}
+
 /// Builds the kernel and both images; cargo's progress goes to stderr.
 pub fn build_kernel(config: &BuildConfig) -> Result<KernelArtifacts> {
     let started = Instant::now();
     let mut command = cargo();
     command.args(config.cargo_args());
+    command.env("CARGO_ENCODED_RUSTFLAGS", path_independent_rustflags());
     eprintln!("xtask: building kernel: {}", display_command(&command));
     let status = command
         .status()
