@@ -103,6 +103,16 @@ pub fn in_force() -> usize {
         .unwrap_or_else(cores::count)
 }
 
+/// vCPUs per core the host runs at once (at least 1): how many time
+/// slices a descheduled core may wait before the host runs it again. The
+/// watches that wait a number of scans for a core to act (a waker to
+/// finish its notify, a searcher to look) wait this many times longer, so
+/// that 256 vCPUs on 2 host cores (128 per host core) are not reported for
+/// a vCPU the host has simply not run yet.
+pub fn cores_per_host_core() -> usize {
+    cores::count().div_ceil(in_force().max(1))
+}
+
 /// Runs the measurement on every core at once (from a task on the
 /// bootstrap core, after every AP is online and idle) and keeps its
 /// result.

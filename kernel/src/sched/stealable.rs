@@ -321,7 +321,8 @@ pub fn check_stranded(me: usize) {
     exit(ExitCode::CheckFailed)
 }
 
-/// Scans in a row that must find the same search held, by a core that has
+/// Scans in a row, per vCPU sharing a host core, that must find the same
+/// search held, by a core that has
 /// not looked at the pool and is halted or running a task, with chunks
 /// queued, before the held-search watch reports. Scans, not time: a chosen
 /// searcher is a core in its idle path that looks within its wake latency
@@ -332,7 +333,18 @@ pub fn check_stranded(me: usize) {
 /// 16-core chaos boot reported core 2, running in its idle path with its
 /// search wake undrained). This many scans are at least this many scan
 /// periods (20 ms by default) apart.
-pub const HELD_SEARCH_SCANS: u32 = 5;
+pub const HELD_SEARCH_SCANS_PER_SHARER: u32 = 5;
+
+/// The scans the held-search watch waits: [`HELD_SEARCH_SCANS_PER_SHARER`]
+/// times the vCPUs per host core the kernel measured at boot. A holder
+/// that is running a task is counted even when its vCPU is descheduled
+/// (the watch cannot tell), and with 32 vCPUs on 2 host cores a holder
+/// waits behind 15 others for its next slice: the AArch64 32-core suite
+/// reported such a holder, running, that looked at the pool later.
+pub fn held_search_scans() -> u32 {
+    let sharers = super::host_parallelism::cores_per_host_core();
+    HELD_SEARCH_SCANS_PER_SHARER.saturating_mul(u32::try_from(sharers).unwrap_or(u32::MAX))
+}
 
 /// The held-search watch's memory between scans: the holder, its looks
 /// and the pool's search-wake count at the last scan, and how many scans
@@ -349,7 +361,7 @@ static HELD: Mutex<HeldWatch> = Mutex::new(HeldWatch {
 
 /// Called on each scan (by whichever core runs it): stealable work queued
 /// while the core holding the pool's search has not looked at the pool
-/// for [`HELD_SEARCH_SCANS`] scans in a row (the same search: no search
+/// for [`held_search_scans`] scans in a row (the same search: no search
 /// wake chosen since) is work waiting for a core that is not coming, even
 /// if other cores are awake (the strand watch needs every core halted):
 /// a search wake lost on its way to a halted core, or a search given to a
@@ -398,7 +410,7 @@ pub fn check_held_search(me: usize) {
         watch.last = Some(now);
         watch.streak = 0;
     }
-    if watch.streak < HELD_SEARCH_SCANS {
+    if watch.streak < held_search_scans() {
         return;
     }
     let streak = watch.streak;

@@ -146,12 +146,25 @@ pub fn release_scan(me: usize, on_tick: bool) {
     SCANNING.store(false, Ordering::Release);
 }
 
-/// Scans in a row that must find a core halted, the same halt, with a
-/// waker that began notifying it and has not finished, before the scan
-/// reports a stalled waker. Scans, not time, as in the held-search watch:
-/// a waker's vCPU descheduled by the host for milliseconds finishes within
-/// a scan or two; these are at least 4 scan periods (80 ms by default).
-pub const STALLED_WAKER_SCANS: u64 = 5;
+/// Scans in a row, per vCPU sharing a host core, that must find a core
+/// halted, the same halt, with a waker that began notifying it and has not
+/// finished, before the scan reports a stalled waker. Scans, not time, as
+/// in the held-search watch: a waker's vCPU descheduled by the host for
+/// milliseconds finishes within a scan or two when it shares its host core
+/// with few others; these are at least 4 scan periods (80 ms by default).
+pub const STALLED_WAKER_SCANS_PER_SHARER: u64 = 5;
+
+/// The scans the stalled-waker look waits: [`STALLED_WAKER_SCANS_PER_SHARER`]
+/// times the vCPUs per host core the kernel measured at boot
+/// ([`super::host_parallelism::cores_per_host_core`]). A waker is a vCPU
+/// the host runs for one slice in that many: at 256 vCPUs on 2 host cores
+/// a waker descheduled between its push and its notify waits behind 127
+/// others, longer than five scans (CI saw such a report, a waker that was
+/// only slow, under a load of two other programs); 640 scans wait for it,
+/// and a waker stopped for good is still reported, later.
+pub fn stalled_waker_scans() -> u64 {
+    STALLED_WAKER_SCANS_PER_SHARER * super::host_parallelism::cores_per_host_core() as u64
+}
 
 /// `fault=stalled-waker`: armed.
 static STALL_ARMED: AtomicBool = AtomicBool::new(false);
@@ -190,11 +203,12 @@ pub fn maybe_stall_waker(me: usize, target: usize) {
 }
 
 /// A scan's stalled-waker look: reports a core halted through
-/// [`STALLED_WAKER_SCANS`] scans with a waker mid-notify, dumps the cores
+/// [`stalled_waker_scans`] scans with a waker mid-notify, dumps the cores
 /// and ends the run failed (the stalled waker never returns, so the run
 /// would not end).
 fn check_stalled_wakers(me: usize) {
-    let Some(target) = vigil_wake::stalled_wakers(core_sched::wakes(), STALLED_WAKER_SCANS) else {
+    let scans = stalled_waker_scans();
+    let Some(target) = vigil_wake::stalled_wakers(core_sched::wakes(), scans) else {
         return;
     };
     LOST_WAKEUPS.fetch_add(1, Ordering::Relaxed);
@@ -202,7 +216,7 @@ fn check_stalled_wakers(me: usize) {
     let (started, finished) = record.wakers_in_flight();
     let counts = record.counts();
     println!(
-        "{LOST_WAKEUP_PREFIX}{target}: {STALLED_WAKER_PREFIX}core {target} has been halted through {STALLED_WAKER_SCANS} scans in a row (the same halt) while {} waker(s) that began notifying it have not finished (begun {started}, finished {finished}, items drained {}, inbox {}): a waker stopped between its push and the end of its notify, which hides the work from every lost-wakeup check; found by core {me}. State dump:",
+        "{LOST_WAKEUP_PREFIX}{target}: {STALLED_WAKER_PREFIX}core {target} has been halted through {scans} scans in a row (the same halt) while {} waker(s) that began notifying it have not finished (begun {started}, finished {finished}, items drained {}, inbox {}): a waker stopped between its push and the end of its notify, which hides the work from every lost-wakeup check; found by core {me}. State dump:",
         started - finished,
         counts.drained,
         core_sched::wakes()[target].inbox_len()

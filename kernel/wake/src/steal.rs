@@ -502,11 +502,12 @@ impl<T> Stealable<T> {
             shared.publishers.insert(me);
         }
         let before = shared.queue.len();
-        // One `push_back` per item: `extend`'s reserve-then-write path cost
-        // about four times as many instructions for the one-item
-        // publication of a spawn (callgrind, `peer_bench` fork-join).
-        // (No `reserve` first: it cost 17 instructions a publication, and
-        // the queue keeps its capacity from round to round anyway.)
+        // One `push_back` per item, with no `reserve` first: the one-item
+        // publication of a spawn is the common case, `extend`'s
+        // reserve-then-write path is longer for it, and the queue keeps its
+        // capacity from round to round anyway. (Counted with callgrind in
+        // `peer_bench` fork-join only together with the other fast-path
+        // changes of the same commit: 11.6% fewer instructions in all.)
         for item in items {
             shared.queue.push_back(item);
         }
