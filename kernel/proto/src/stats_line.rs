@@ -77,6 +77,13 @@ core_stats! {
     switches,
     /// Tasks that finished on it.
     tasks_finished,
+    /// Polls of its inbox before a halt path (adaptive or fixed backoff).
+    polls,
+    /// ... that work arrived in.
+    polls_caught,
+    /// ... that saw the vCPU descheduled (a clock gap) and stopped: each
+    /// starts a cooldown without polling.
+    polls_stolen,
     /// Time in its idle loop with nothing to run, µs.
     idle_us,
     /// Time inside `sti; hlt`, µs.

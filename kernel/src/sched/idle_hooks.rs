@@ -11,7 +11,7 @@ use super::task::TaskRef;
 use super::watchdog;
 use crate::chaos;
 use alloc::collections::VecDeque;
-use vigil_wake::{FoundAt, IdleEvent, IdleHooks, NotifyOutcome, WakerHooks};
+use vigil_wake::{FoundAt, IdleEvent, IdleHooks, NotifyOutcome, PollOutcome, WakerHooks};
 
 /// Idle-side hooks of core `me`.
 #[derive(Debug)]
@@ -61,8 +61,14 @@ impl IdleHooks<Inbound> for KernelIdleHooks {
         super::poll_slots::acquire()
     }
 
-    fn poll_ended(&self) {
+    fn poll_ended(&self, outcome: PollOutcome) {
         super::poll_slots::release();
+        stats::add(&self.core.stats.polls, 1);
+        match outcome {
+            PollOutcome::Caught => stats::add(&self.core.stats.polls_caught, 1),
+            PollOutcome::Stolen => stats::add(&self.core.stats.polls_stolen, 1),
+            PollOutcome::RanOut => {}
+        }
     }
 
     fn claim_scan(&self) -> bool {

@@ -29,6 +29,12 @@ pub struct SchedStats {
     /// reached a running core (and ended the next halt at once, or merged
     /// into one already pending), or ended a halt with nothing to do.
     pub ipi_wakes_with_work: AtomicU64,
+    /// Polls of the inbox before a halt path.
+    pub polls: AtomicU64,
+    /// Polls that work arrived in.
+    pub polls_caught: AtomicU64,
+    /// Polls that saw the vCPU descheduled.
+    pub polls_stolen: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner core writes.
@@ -48,6 +54,9 @@ impl SchedStats {
             idle_ticks: AtomicU64::new(0),
             halted_ticks: AtomicU64::new(0),
             ipi_wakes_with_work: AtomicU64::new(0),
+            polls: AtomicU64::new(0),
+            polls_caught: AtomicU64::new(0),
+            polls_stolen: AtomicU64::new(0),
         }
     }
 }
@@ -78,6 +87,9 @@ fn core_stats(i: usize, core: &CoreSched) -> CoreStats {
         spurious_wakeups: c.spurious_wakeups,
         switches: get(&s.switches),
         tasks_finished: get(&s.tasks_finished),
+        polls: get(&s.polls),
+        polls_caught: get(&s.polls_caught),
+        polls_stolen: get(&s.polls_stolen),
         idle_us: tsc::ticks_to_us(get(&s.idle_ticks)),
         halted_us: tsc::ticks_to_us(get(&s.halted_ticks)),
         wake_irqs: interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),

@@ -31,7 +31,7 @@
 
 use alloc::collections::VecDeque;
 
-use crate::backoff::{Backoff, BackoffMode, STEAL_GAP_US};
+use crate::backoff::{Backoff, BackoffMode, PollOutcome, STEAL_GAP_US};
 use crate::core_wake::{Commit, CoreWake, Recheck};
 use crate::idle_hooks::{FoundAt, IdleEvent, IdleHooks};
 use crate::lost_wakeup;
@@ -134,14 +134,14 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
         if budget_us == 0 || !self.hooks.may_poll() {
             return false;
         }
-        let caught = self.poll_inbox(budget_us);
-        self.hooks.poll_ended();
-        caught
+        let outcome = self.poll_inbox(budget_us);
+        self.hooks.poll_ended(outcome);
+        outcome == PollOutcome::Caught
     }
 
     /// Polls the inbox for `budget_us`, updating the backoff from what it
-    /// saw: `true` if work arrived.
-    fn poll_inbox(&mut self, budget_us: u64) -> bool {
+    /// saw.
+    fn poll_inbox(&mut self, budget_us: u64) -> PollOutcome {
         let platform = &self.platform;
         let core = self.core();
         let start = platform.now_ticks();
@@ -152,15 +152,16 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
             if core.inbox_len() > 0 {
                 let waited = platform.now_ticks().wrapping_sub(start);
                 self.backoff.caught(platform.ticks_to_us(waited));
-                return true;
+                return PollOutcome::Caught;
             }
             let now = platform.now_ticks();
             if now.wrapping_sub(last) > steal_gap {
                 self.backoff.stolen();
-                return false;
+                return PollOutcome::Stolen;
             }
             if now >= end {
-                return false;
+                self.backoff.ran_out();
+                return PollOutcome::RanOut;
             }
             last = now;
             platform.relax();

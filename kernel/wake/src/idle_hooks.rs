@@ -10,6 +10,7 @@
 
 use alloc::collections::VecDeque;
 
+use crate::backoff::PollOutcome;
 use crate::notify::NotifyOutcome;
 
 /// An idle-side event, for a core's history ring.
@@ -138,8 +139,11 @@ pub trait IdleHooks<T> {
         true
     }
 
-    /// A poll that [`may_poll`](Self::may_poll) allowed ended.
-    fn poll_ended(&self) {}
+    /// A poll that [`may_poll`](Self::may_poll) allowed ended, as `outcome`
+    /// says.
+    fn poll_ended(&self, outcome: PollOutcome) {
+        let _ = outcome;
+    }
 
     /// The watchdog core's scan tick fired: may it scan now? `false` when
     /// another core ran the scan that was due (a kernel whose busy and idle

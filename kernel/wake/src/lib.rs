@@ -322,7 +322,10 @@ mod tests;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-pub use backoff::{Backoff, BackoffMode, MAX_SPIN_US, STEAL_COOLDOWN_HALTS, STEAL_GAP_US};
+pub use backoff::{
+    Backoff, BackoffMode, MAX_SPIN_US, PollOutcome, STEAL_COOLDOWN_FIRST_HALTS,
+    STEAL_COOLDOWN_MAX_HALTS, STEAL_GAP_US,
+};
 pub use core_set::CoreSet;
 pub use core_wake::{Armed, Commit, CoreWake, HaltAttempt, Halted, Recheck};
 pub use counters::{CounterSnapshot, Counters};
