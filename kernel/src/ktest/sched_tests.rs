@@ -420,6 +420,32 @@ fn steal_beside_busy_core() -> TestResult {
         ran_while_long_task_ran: AtomicU64::new(0),
         ran_on_a_busy_core: AtomicU64::new(0),
     });
+    // No search going and no search wake on its way, core 1 included,
+    // before core 1 gets its long task (nothing is published from here
+    // until the test publishes). The boot's calibration rounds publish one
+    // chunk each and choose core 1, the lowest idle core
+    // (`round_plan::measure_costs`); at 32 vCPUs on 2 host cores core 1 may
+    // not have run since, and its search wake then drains in one batch with
+    // the long task. The work-conserving rule hands that search back
+    // before the task runs; the rule before it (`fault=busy-searcher`)
+    // would run the task still holding it, with nothing queued: the wait
+    // below would never end, with nothing for the held-search watch (it
+    // needs queued work) to report.
+    let quiet = |from: usize| {
+        (from..n).all(|c| core_sched::cores()[c].wake.state() == State::Halted) && {
+            let pool = stealable::pool().snapshot();
+            pool.searching == 0 && pool.tickets_pending == 0
+        }
+    };
+    let mut spins = 0u64;
+    while !quiet(1) {
+        spins += 1;
+        ensure!(
+            spins < 50_000_000,
+            "cores 1.. never all halted with no search going and no search wake on its way"
+        );
+        wakeup::yield_now();
+    }
     let long_shared = shared.clone();
     let long_task = wakeup::spawn_on(1, move || {
         // Release: a chunk that reads `true` ran before the store of
@@ -435,17 +461,24 @@ fn steal_beside_busy_core() -> TestResult {
     while !shared.long_running.load(Ordering::Acquire) {
         wakeup::yield_now();
     }
-    // Wait until the cores that are to run the chunks have halted and no
-    // search from the last test's rounds is still going nor a search wake
-    // on its way (a core with a ticket in flight is passed over), so that
-    // the publication itself chooses the searcher: a halted core (or core
-    // 1, under the fault), never nobody.
+    // Wait until the cores that are to run the chunks have halted again (the
+    // long task's spawn may have passed through them) and still no search
+    // is going nor a search wake on its way (a core with a ticket in flight
+    // is passed over), so that the publication itself chooses the
+    // searcher: a halted core (or core 1, under the fault), never nobody.
     let me = crate::arch::percpu::current_index();
     let mut spins = 0u64;
-    while (2..n).any(|c| core_sched::cores()[c].wake.state() != State::Halted) || {
+    while !quiet(2) {
+        // Core 1 looked at the pool when it was quiet and nothing has been
+        // published since: core 1 holding a search now is a busy core
+        // chosen to search, which no publication of this test can show to
+        // the held-search watch (no wait here ends while it lasts).
         let pool = stealable::pool().snapshot();
-        pool.searching != 0 || pool.tickets_pending != 0
-    } {
+        ensure!(
+            pool.searcher != Some(1),
+            "core 1 holds the stealable pool's search while it runs its long pinned task, with {} chunk(s) queued: a busy core chosen to search",
+            pool.queued
+        );
         spins += 1;
         ensure!(
             spins < 50_000_000,
