@@ -336,14 +336,15 @@ pub fn check_stranded(me: usize) {
 pub const HELD_SEARCH_SCANS_PER_SHARER: u32 = 5;
 
 /// The scans the held-search watch waits: [`HELD_SEARCH_SCANS_PER_SHARER`]
-/// times the vCPUs per host core the kernel measured at boot. A holder
+/// times the vCPUs per host core, capped below the stuck-round watch
+/// ([`super::watchdog::scans_for_descheduled`]). A holder
 /// that is running a task is counted even when its vCPU is descheduled
 /// (the watch cannot tell), and with 32 vCPUs on 2 host cores a holder
 /// waits behind 15 others for its next slice: the AArch64 32-core suite
 /// reported such a holder, running, that looked at the pool later.
 pub fn held_search_scans() -> u32 {
-    let sharers = super::host_parallelism::cores_per_host_core();
-    HELD_SEARCH_SCANS_PER_SHARER.saturating_mul(u32::try_from(sharers).unwrap_or(u32::MAX))
+    let scans = super::watchdog::scans_for_descheduled(u64::from(HELD_SEARCH_SCANS_PER_SHARER));
+    u32::try_from(scans).unwrap_or(u32::MAX)
 }
 
 /// The held-search watch's memory between scans: the holder, its looks

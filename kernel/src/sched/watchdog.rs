@@ -155,15 +155,28 @@ pub fn release_scan(me: usize, on_tick: bool) {
 pub const STALLED_WAKER_SCANS_PER_SHARER: u64 = 5;
 
 /// The scans the stalled-waker look waits: [`STALLED_WAKER_SCANS_PER_SHARER`]
-/// times the vCPUs per host core the kernel measured at boot
-/// ([`super::host_parallelism::cores_per_host_core`]). A waker is a vCPU
-/// the host runs for one slice in that many: at 256 vCPUs on 2 host cores
-/// a waker descheduled between its push and its notify waits behind 127
-/// others, longer than five scans (CI saw such a report, a waker that was
-/// only slow, under a load of two other programs); 640 scans wait for it,
-/// and a waker stopped for good is still reported, later.
+/// times the vCPUs per host core ([`scans_for_descheduled`]). A waker is a
+/// vCPU the host runs for one slice in that many: at 256 vCPUs on 2 host
+/// cores a waker descheduled between its push and its notify waits behind
+/// 127 others, longer than five scans (CI saw such a report, a waker that
+/// was only slow); 500 scans (the cap, at 20 ms) wait for it, and a waker
+/// stopped for good is still reported, later, and before the round watch.
 pub fn stalled_waker_scans() -> u64 {
-    STALLED_WAKER_SCANS_PER_SHARER * super::host_parallelism::cores_per_host_core() as u64
+    scans_for_descheduled(STALLED_WAKER_SCANS_PER_SHARER)
+}
+
+/// `per_sharer` scans times the vCPUs per host core
+/// ([`super::host_parallelism::cores_per_host_core`]: the measurement at
+/// boot, or `parallelism=`), for a watch that waits for a core the host
+/// may have descheduled; capped at half the stuck-round watch's time in
+/// scans ([`super::round_watch::STUCK_ROUND_MS`]), so that a real stall
+/// in a fork-join round is named by its own watch, not reported as a
+/// stuck round, and never below `per_sharer`.
+pub fn scans_for_descheduled(per_sharer: u64) -> u64 {
+    let sharers = super::host_parallelism::cores_per_host_core() as u64;
+    let period_ms = WATCHDOG_MS.load(Ordering::Relaxed).max(1);
+    let cap = (super::round_watch::STUCK_ROUND_MS / 2 / period_ms).max(per_sharer);
+    per_sharer.saturating_mul(sharers).min(cap)
 }
 
 /// `fault=stalled-waker`: armed.
