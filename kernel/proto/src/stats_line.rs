@@ -81,8 +81,8 @@ core_stats! {
     polls,
     /// ... that work arrived in.
     polls_caught,
-    /// ... that saw the vCPU descheduled (a clock gap) and stopped: each
-    /// starts a cooldown without polling.
+    /// ... that saw the vCPU descheduled (a clock gap) and stopped; under
+    /// the adaptive backoff each starts a cooldown without polling.
     polls_stolen,
     /// Time in its idle loop with nothing to run, µs.
     idle_us,

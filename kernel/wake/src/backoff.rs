@@ -102,7 +102,8 @@ impl Backoff {
         }
     }
 
-    /// The poll caught work after `waited_us` with no gap: keep a budget
+    /// The poll caught work after `waited_us` with no gap (the driver looks
+    /// for the gap first): keep a budget
     /// that covers it, and the next steal's cooldown starts over.
     pub fn caught(&mut self, waited_us: u64) {
         if self.mode == BackoffMode::Adaptive {
@@ -152,6 +153,12 @@ impl Backoff {
             // Polling would not have helped (or did not): decay toward none.
             self.budget_us / 2
         };
+        if self.budget_us == 0 {
+            // No polling now, so no poll will say whether the host still
+            // deschedules this vCPU: what the last steals taught is stale,
+            // and the next one is a blip again until polls in a row say not.
+            self.next_cooldown_halts = STEAL_COOLDOWN_FIRST_HALTS;
+        }
     }
 }
 
@@ -221,6 +228,26 @@ mod tests {
         assert!(
             stolen_polls <= doublings + 1 + halts / STEAL_COOLDOWN_MAX_HALTS,
             "{stolen_polls} stolen polls in {halts} halts"
+        );
+    }
+
+    #[test]
+    fn a_stale_steal_history_is_forgotten_when_polling_stops() {
+        let mut backoff = polling();
+        for _ in 0..5 {
+            backoff.stolen();
+            halts_until_polling(&mut backoff);
+        }
+        // Long halts decay the budget to none: no poll happens, so no poll
+        // resets the doubling; the decay does.
+        while backoff.budget_us() > 0 {
+            backoff.halted(10 * MAX_SPIN_US);
+        }
+        backoff.halted(50);
+        backoff.stolen();
+        assert_eq!(
+            halts_until_polling(&mut backoff),
+            STEAL_COOLDOWN_FIRST_HALTS
         );
     }
 

@@ -149,15 +149,19 @@ impl<'a, T, P: Platform, H: IdleHooks<T>> IdleDriver<'a, T, P, H> {
         let steal_gap = platform.us_to_ticks(STEAL_GAP_US);
         let mut last = start;
         loop {
-            if core.inbox_len() > 0 {
-                let waited = platform.now_ticks().wrapping_sub(start);
-                self.backoff.caught(platform.ticks_to_us(waited));
-                return PollOutcome::Caught;
-            }
+            // The gap first: a vCPU descheduled while it polled is often
+            // descheduled for the very core that then gives it work, so
+            // work found after a gap says the poll was stolen, not that it
+            // paid (the halt path's re-check takes the work at once).
             let now = platform.now_ticks();
             if now.wrapping_sub(last) > steal_gap {
                 self.backoff.stolen();
                 return PollOutcome::Stolen;
+            }
+            if core.inbox_len() > 0 {
+                self.backoff
+                    .caught(platform.ticks_to_us(now.wrapping_sub(start)));
+                return PollOutcome::Caught;
             }
             if now >= end {
                 self.backoff.ran_out();

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::{
     BackoffMode, CoreWake, DriverConfig, FoundAt, Idle, IdleDriver, IdleEvent, IdleHooks,
-    InterruptCounts, NoHooks, Platform, Policy, Resume, wake_core,
+    InterruptCounts, NoHooks, Platform, Policy, PollOutcome, Resume, wake_core,
 };
 
 type Step = Box<dyn FnOnce(&Rc<Machine>)>;
@@ -27,6 +27,11 @@ struct Machine {
     timer_arms: Cell<u64>,
     script: RefCell<VecDeque<Step>>,
     halts: Cell<u64>,
+    /// The clock's readings, one per read (then the last one for ever).
+    clock: RefCell<VecDeque<u64>>,
+    clock_now: Cell<u64>,
+    /// What the other cores do during each pause of a poll loop.
+    on_relax: RefCell<VecDeque<Step>>,
 }
 
 impl Machine {
@@ -42,6 +47,9 @@ impl Machine {
             timer_arms: Cell::new(0),
             script: RefCell::new(script.into()),
             halts: Cell::new(0),
+            clock: RefCell::new(VecDeque::new()),
+            clock_now: Cell::new(0),
+            on_relax: RefCell::new(VecDeque::new()),
         })
     }
 
@@ -115,7 +123,17 @@ impl Platform for On {
     }
 
     fn now_ticks(&self) -> u64 {
-        0
+        if let Some(now) = self.1.clock.borrow_mut().pop_front() {
+            self.1.clock_now.set(now);
+        }
+        self.1.clock_now.get()
+    }
+
+    fn relax(&self) {
+        let step = self.1.on_relax.borrow_mut().pop_front();
+        if let Some(step) = step {
+            step(&self.1);
+        }
     }
 
     fn us_to_ticks(&self, us: u64) -> u64 {
@@ -134,6 +152,7 @@ struct Seen {
     ended: RefCell<Vec<(IdleEvent, usize)>>,
     lost: RefCell<Vec<(FoundAt, usize)>>,
     ticks: Cell<usize>,
+    polls: RefCell<Vec<PollOutcome>>,
 }
 
 impl IdleHooks<u32> for &Seen {
@@ -152,20 +171,40 @@ impl IdleHooks<u32> for &Seen {
     fn watchdog_tick(&self, _probes_sent: usize) {
         self.ticks.set(self.ticks.get() + 1);
     }
+
+    fn poll_ended(&self, outcome: PollOutcome) {
+        self.polls.borrow_mut().push(outcome);
+    }
 }
 
 /// One `idle` pass of core 0's driver (the watchdog core if `watchdog`),
 /// which must end `Ready`: what the hooks saw, and what it drained.
 fn one_idle_pass(machine: &Rc<Machine>, watchdog: bool) -> (Seen, VecDeque<u32>) {
+    idle_pass_with(machine, watchdog, BackoffMode::Off)
+}
+
+/// [`one_idle_pass`] with a backoff.
+fn idle_pass_with(
+    machine: &Rc<Machine>,
+    watchdog: bool,
+    backoff: BackoffMode,
+) -> (Seen, VecDeque<u32>) {
     let seen = Seen::default();
     let config = DriverConfig {
-        backoff: BackoffMode::Off,
+        backoff,
         watchdog_tick_us: watchdog.then_some(1000),
     };
     let mut driver = IdleDriver::new(&machine.cores, On(0, Rc::clone(machine)), &seen, config);
     let mut batch = VecDeque::new();
-    assert_eq!(driver.idle(&mut batch), Idle::Ready);
+    let idle = driver.idle(&mut batch);
     drop(driver);
+    assert_eq!(
+        idle,
+        Idle::Ready,
+        "events {:?}, polls {:?}",
+        seen.events.borrow(),
+        seen.polls.borrow()
+    );
     (seen, batch)
 }
 
@@ -234,4 +273,67 @@ fn a_claim_whose_ipi_was_dropped_is_reported_on_the_tick() {
     assert_eq!(*seen.lost.borrow(), [(FoundAt::Tick, 1)]);
     assert_eq!(batch, [5], "the report's batch is the work it slept on");
     assert_eq!(*seen.ended.borrow(), [(IdleEvent::LostWakeupFound, 1)]);
+}
+
+/// A 100 µs poll (the platform's tick is 1 µs) on a scripted clock: 0 for
+/// the idle pass's and the poll's starts, then `readings`, and `relax` run
+/// during the pauses.
+fn poll_pass(
+    readings: &[u64],
+    relax: Vec<Step>,
+    script: Vec<Step>,
+) -> (Seen, Rc<Machine>, VecDeque<u32>) {
+    let machine = Machine::new(script);
+    machine
+        .clock
+        .borrow_mut()
+        .extend([0, 0].into_iter().chain(readings.iter().copied()));
+    machine.on_relax.borrow_mut().extend(relax);
+    let (seen, batch) = idle_pass_with(&machine, false, BackoffMode::FixedUs(100));
+    (seen, machine, batch)
+}
+
+#[test]
+fn a_poll_that_sees_work_without_a_gap_caught_it() {
+    let (seen, machine, batch) = poll_pass(
+        &[1, 2],
+        alloc::vec![Box::new(|m: &Rc<Machine>| m.wake(4)) as Step],
+        Vec::new(),
+    );
+    assert_eq!(*seen.polls.borrow(), [PollOutcome::Caught]);
+    assert!(batch.is_empty(), "the caller drains what a poll caught");
+    assert_eq!(machine.cores[0].inbox_len(), 1);
+    assert_eq!(machine.halts.get(), 0, "the poll caught it: no hlt");
+}
+
+#[test]
+fn work_found_after_a_gap_is_a_stolen_poll() {
+    // Core 0's vCPU is descheduled for 1000 µs while core 1 gives it work:
+    // the poll did not pay for itself, whatever it finds.
+    let (seen, machine, batch) = poll_pass(
+        &[1, 1001],
+        alloc::vec![Box::new(|m: &Rc<Machine>| m.wake(6)) as Step],
+        Vec::new(),
+    );
+    assert_eq!(*seen.polls.borrow(), [PollOutcome::Stolen]);
+    assert!(seen.events.borrow().contains(&IdleEvent::RecheckFoundWork));
+    assert!(
+        batch.is_empty(),
+        "the halt path's re-check left it to the caller"
+    );
+    assert_eq!(machine.cores[0].inbox_len(), 1);
+    assert_eq!(machine.halts.get(), 0);
+}
+
+#[test]
+fn a_poll_that_runs_its_budget_out_halts() {
+    let readings: Vec<u64> = (1..=11).map(|i| i * 10).collect();
+    let (seen, machine, batch) = poll_pass(
+        &readings,
+        Vec::new(),
+        alloc::vec![Box::new(|m: &Rc<Machine>| m.wake(8)) as Step],
+    );
+    assert_eq!(*seen.polls.borrow(), [PollOutcome::RanOut]);
+    assert_eq!(batch, [8]);
+    assert_eq!(machine.halts.get(), 1);
 }
