@@ -22,7 +22,9 @@
 //! proof (a host interrupt, QEMU translating a new block, another program's
 //! burst), so the cooldown is short at first ([`STEAL_COOLDOWN_FIRST_HALTS`]
 //! halts) and doubles with every poll in a row that sees a gap, up to
-//! [`STEAL_COOLDOWN_MAX_HALTS`]; a poll that sees none starts it over. A
+//! [`STEAL_COOLDOWN_MAX_HALTS`]; a poll that sees none and waits starts it
+//! over, and so does a budget decayed to no polling (no poll is left to
+//! tell). A
 //! host that really has no core for the poller costs it a logarithmic
 //! number of stolen polls, and a blip costs a few halts, not the rest of
 //! the run (a flat 1000-halt cooldown after any gap switched polling off
@@ -103,12 +105,16 @@ impl Backoff {
     }
 
     /// The poll caught work after `waited_us` with no gap (the driver looks
-    /// for the gap first): keep a budget
-    /// that covers it, and the next steal's cooldown starts over.
+    /// for the gap first): keep a budget that covers it, and if it waited
+    /// at all, the next steal's cooldown starts over. Work already there
+    /// when the poll began (0 µs) says nothing of the host: the vCPU may
+    /// have been descheduled just before, where no poll sees a gap.
     pub fn caught(&mut self, waited_us: u64) {
         if self.mode == BackoffMode::Adaptive {
             self.budget_us = self.budget_us.max((2 * waited_us).min(MAX_SPIN_US));
-            self.next_cooldown_halts = STEAL_COOLDOWN_FIRST_HALTS;
+            if waited_us > 0 {
+                self.next_cooldown_halts = STEAL_COOLDOWN_FIRST_HALTS;
+            }
         }
     }
 
@@ -228,6 +234,25 @@ mod tests {
         assert!(
             stolen_polls <= doublings + 1 + halts / STEAL_COOLDOWN_MAX_HALTS,
             "{stolen_polls} stolen polls in {halts} halts"
+        );
+    }
+
+    #[test]
+    fn work_already_there_does_not_reset_the_doubling() {
+        let mut backoff = polling();
+        backoff.stolen();
+        halts_until_polling(&mut backoff);
+        backoff.caught(0);
+        backoff.stolen();
+        assert_eq!(
+            halts_until_polling(&mut backoff),
+            2 * STEAL_COOLDOWN_FIRST_HALTS
+        );
+        backoff.caught(1);
+        backoff.stolen();
+        assert_eq!(
+            halts_until_polling(&mut backoff),
+            STEAL_COOLDOWN_FIRST_HALTS
         );
     }
 
