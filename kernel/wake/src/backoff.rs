@@ -137,12 +137,6 @@ impl Backoff {
         }
     }
 
-    /// Halts left without polling (0 when the core may poll).
-    #[must_use]
-    pub fn cooldown_halts(&self) -> u64 {
-        self.cooldown_halts
-    }
-
     /// The poll (if any) caught nothing and the core halted for `halted_us`.
     pub fn halted(&mut self, halted_us: u64) {
         if self.mode != BackoffMode::Adaptive {
@@ -283,7 +277,7 @@ mod tests {
             let before = backoff.budget_us();
             backoff.stolen();
             assert_eq!(backoff.budget_us(), before);
-            assert_eq!(backoff.cooldown_halts(), 0);
+            assert_eq!(backoff.cooldown_halts, 0);
         }
     }
 }
