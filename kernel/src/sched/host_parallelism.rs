@@ -95,12 +95,16 @@ pub fn configure(fixed: Option<usize>) {
 /// The parallelism in force: `parallelism=` if given, else the
 /// measurement, else (before it) every core.
 pub fn in_force() -> usize {
+    known().unwrap_or_else(cores::count)
+}
+
+/// `parallelism=` if given, else the measurement, else (before it) `None`.
+fn known() -> Option<usize> {
     FIXED
         .get()
         .copied()
         .flatten()
         .or_else(|| measured().map(|m| m.cores_at_once))
-        .unwrap_or_else(cores::count)
 }
 
 /// vCPUs per core the host runs at once (at least 1): how many time
@@ -109,8 +113,17 @@ pub fn in_force() -> usize {
 /// finish its notify, a searcher to look) wait this many times longer, so
 /// that 256 vCPUs on 2 host cores (128 per host core) are not reported for
 /// a vCPU the host has simply not run yet.
+///
+/// Before the measurement has ended (and without `parallelism=`) nothing
+/// is known, and a watch must assume the worst: one core at a time, every
+/// core a sharer. Not [`in_force`]'s "every core at once", which is the
+/// right guess for how to split work (too many chunks cost little) but
+/// the wrong one for how long to wait: the measurement itself wakes every
+/// core through its inbox, and CI saw the stalled-waker watch report a
+/// waker descheduled mid-notify during it after 5 scans at 256 vCPUs on 2
+/// host cores.
 pub fn cores_per_host_core() -> usize {
-    cores::count().div_ceil(in_force().max(1))
+    cores::count().div_ceil(known().unwrap_or(1).max(1))
 }
 
 /// Runs the measurement on every core at once (from a task on the
