@@ -118,8 +118,8 @@ fn known() -> Option<usize> {
 /// is known, and a watch must assume the worst: one core at a time, every
 /// core a sharer. Not [`in_force`]'s "every core at once", which is the
 /// right guess for how to split work (too many chunks cost little) but
-/// the wrong one for how long to wait: the measurement itself wakes every
-/// core through its inbox, and CI saw the stalled-waker watch report a
+/// the wrong one for how long to wait: the measurement's job is pushed to
+/// every other core's inbox, and CI saw the stalled-waker watch report a
 /// waker descheduled mid-notify during it after 5 scans at 256 vCPUs on 2
 /// host cores.
 pub fn cores_per_host_core() -> usize {

@@ -166,8 +166,8 @@ pub fn stalled_waker_scans() -> u64 {
 }
 
 /// `per_sharer` scans times the vCPUs per host core
-/// ([`super::host_parallelism::cores_per_host_core`]: the measurement at
-/// boot, or `parallelism=`), for a watch that waits for a core the host
+/// ([`super::host_parallelism::cores_per_host_core`]: all cores before the
+/// boot's measurement or `parallelism=`), for a watch on a core the host
 /// may have descheduled; capped at half the stuck-round watch's time in
 /// scans ([`super::round_watch::STUCK_ROUND_MS`]), so that a real stall
 /// in a fork-join round is named by its own watch, not reported as a
