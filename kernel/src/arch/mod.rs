@@ -9,8 +9,9 @@
 //!
 //! One implementation per architecture (`x86_64` on QEMU's `pc`/`q35` and
 //! Bochs, `aarch64` on QEMU's `virt`), each providing the same modules
-//! with the same items (`idle_platform` and `irq_counts` are shared, written
-//! once over the others); the rest of the kernel names only these:
+//! with the same items (`idle_platform`, `irq_counts`, `fault_probe` and
+//! `fault_injection` are shared, written once over the others); the rest
+//! of the kernel names only these:
 //!
 //! | module | what it provides |
 //! |---|---|
@@ -27,7 +28,7 @@
 //! | `context` | the kernel-thread context switch: `switch`, `prepare_stack` |
 //! | `paging` | stacks with guard pages: `map_stack`, `GuardOwner`, `MappedStack`, `describe_guard`, `phys_to_ptr` |
 //! | `exceptions` | `breakpoint`, `breakpoint_count` (each arch installs its exception table on every core itself) |
-//! | `fault_probe`, `fault_injection` | recoverable probes of unmapped memory; the faults `fault=...` raises |
+//! | `fault_probe`, `fault_injection` | recoverable probes of unmapped memory; the faults `fault=...` raises (shared, over each arch's `probe_read` and `forced_reset`) |
 //! | `fw_cfg` | QEMU's firmware configuration device (`present`, `read_file`) |
 //! | `serial` | the console: `write_fmt`, `write_fmt_emergency` |
 //! | `power` | how a run ends: `exit_emulator(code)`, then `power_off` |
@@ -42,7 +43,11 @@ pub use self::aarch64::*;
 pub use self::x86_64::*;
 
 // Shared by both: the wake crate's platform over each arch's halt, IPI,
-// timer and clock, the per-core interrupt counts, the clock's rate.
+// timer and clock, the per-core interrupt counts, the clock's rate, the
+// recoverable probe and the faults raised on purpose (over each arch's
+// `probe_read`, `forced_reset` and `paging`).
+pub mod fault_injection;
+pub mod fault_probe;
 pub mod guard_pages;
 pub mod idle_platform;
 pub mod irq_counts;

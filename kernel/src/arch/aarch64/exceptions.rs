@@ -2,15 +2,16 @@
 //! handlers. Every unexpected exception prints its class, syndrome,
 //! faulting address and return address, then fails the run with the
 //! CPU-exception exit code. `brk` is reported and resumed (tests use it),
-//! and a data abort raised by an armed [`fault_probe`](super::fault_probe)
+//! and a data abort raised by an armed [`fault_probe`](crate::arch::fault_probe)
 //! resumes the probe. IRQs go to `interrupt_vectors::handle_irq`.
 //!
 //! Kernel code runs on `SP_EL0`; every exception is taken on this core's
 //! `SP_EL1` exception stack (see `entry.rs`), so a stack overflow into a
 //! guard page is reported like any other fault.
 
+use super::interrupt_vectors;
 use super::sysreg::read_sysreg;
-use super::{fault_probe, interrupt_vectors};
+use crate::arch::fault_probe;
 use crate::arch::guard_pages;
 use crate::exit::{ExitCode, fail};
 use core::arch::global_asm;

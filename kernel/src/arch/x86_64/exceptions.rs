@@ -2,9 +2,10 @@
 //! prints its vector, error code, faulting address (CR2 for page faults) and
 //! RIP, then fails the run with the CPU-exception exit code. `#BP` is
 //! reported and resumed (tests use it), and a page fault raised by an armed
-//! [`fault_probe`](super::fault_probe) resumes the probe.
+//! [`fault_probe`](crate::arch::fault_probe) resumes the probe.
 
-use super::{fault_probe, gdt, paging};
+use super::{gdt, paging};
+use crate::arch::fault_probe;
 use crate::exit::{ExitCode, fail};
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Lazy;

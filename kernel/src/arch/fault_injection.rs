@@ -1,20 +1,15 @@
 //! Faults raised on purpose (`fault=...` boot parameter) so the harness can
-//! prove that it reports each kind of failure as a failure.
+//! prove that it reports each kind of failure as a failure. Shared by
+//! every architecture: the reset is each arch's own (`forced_reset`), the
+//! guard page and the stack overflow go through each arch's `paging`.
 
 use super::paging::{self, GuardOwner};
-use super::psci;
 
-/// The AArch64 stand-in for x86_64's triple fault: the machine resets with
-/// no word from the kernel (PSCI `SYSTEM_RESET`; QEMU with `-no-reboot`
-/// exits with status 0), which the harness must report as a failure,
-/// never as success.
-pub fn triple_fault() -> ! {
-    psci::system_reset();
-    unreachable!("the machine survived a PSCI SYSTEM_RESET")
-}
+pub use super::forced_reset::triple_fault;
 
-/// Reads the guard page below a freshly mapped stack: a data abort that the
-/// handler reports (with the guard's owner) and turns into a failed run.
+/// Reads the guard page below a freshly mapped stack: a fault (x86_64: a
+/// page fault; AArch64: a data abort) that the handler reports, with the
+/// guard's owner, and turns into a failed run.
 pub fn guard_page_read() -> ! {
     let stack = paging::map_stack(
         4096,
@@ -25,7 +20,7 @@ pub fn guard_page_read() -> ! {
     );
     let guard: *const u64 = stack.guard.as_ptr();
     // SAFETY: not sound by design: the page is unmapped so the read faults,
-    // and the handler ends the run before the value could be used.
+    // and the fault handler ends the run before the value could be used.
     let value = unsafe { guard.read_volatile() };
     unreachable!("read {value:#x} from an unmapped guard page")
 }

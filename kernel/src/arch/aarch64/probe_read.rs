@@ -1,0 +1,45 @@
+//! The AArch64 half of the recoverable probe (`arch::fault_probe`): the
+//! read that the data-abort handler can resume, and what its syndrome says.
+
+use core::arch::asm;
+use core::sync::atomic::AtomicU64;
+
+/// Publishes the address of its own resume label in `slot`, then reads
+/// eight bytes at `addr`: the value, or `None` if the read faulted and the
+/// data-abort handler (through `fault_probe::take_recovery`) resumed at
+/// the label.
+pub fn read_or_resume(slot: &AtomicU64, addr: u64) -> Option<u64> {
+    let value: u64;
+    let completed: u64;
+    // If the read faults, the handler resumes at label 2 with `completed`
+    // still 0. The slot is written with a plain store: the fault that
+    // reads it is synchronous, on this core.
+    // SAFETY: the store to `slot` is an aligned 8-byte store to an atomic
+    // (a plain store of one is atomic on this arch); no Rust reference is
+    // formed to `addr`, so a faulting address is not UB; and the handler
+    // resumes inside this asm block.
+    unsafe {
+        asm!(
+            "mov {done}, #0",
+            "adr {tmp}, 2f",
+            "str {tmp}, [{slot}]",
+            "ldr {val}, [{addr}]",
+            "mov {done}, #1",
+            "2:",
+            slot = in(reg) slot.as_ptr(),
+            addr = in(reg) addr,
+            tmp = out(reg) _,
+            val = out(reg) value,
+            done = out(reg) completed,
+            options(nostack),
+        );
+    }
+    (completed == 1).then_some(value)
+}
+
+/// Whether a data abort's syndrome says the address was not mapped: a
+/// translation fault (data fault status code 0b0001xx), not a permission
+/// fault.
+pub fn is_not_present(syndrome: u64) -> bool {
+    syndrome & 0b11_1100 == 0b00_0100
+}
