@@ -3,6 +3,8 @@
 
 use std::sync::OnceLock;
 
+use xtask::diagnosis::stuck_cores::HALTED_WITH_WORK;
+use xtask::stress::runner::StressRun;
 use xtask::{BuildConfig, KernelArtifacts, RunConfig, RunOutcome};
 
 /// The debug kernel and its images, built on first use. Tests in one
@@ -50,4 +52,36 @@ pub fn describe(outcome: &RunOutcome) -> String {
         outcome.serial,
         outcome.qemu_stderr
     )
+}
+
+/// The core an IPI fault (`fault=dropped-ipi`, `misdirected-ipi`) claimed
+/// in this boot: its `... fired: core M ... claimed core N` line.
+pub fn claimed_core(run: &StressRun) -> u32 {
+    run.record
+        .serial
+        .lines()
+        .find_map(|line| {
+            let rest = line.split(" fired: core ").nth(1)?;
+            let claimed = rest.split(" claimed core ").nth(1)?;
+            claimed.split_whitespace().next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.record.serial))
+}
+
+/// The host's examination of a stuck boot: the one line that names a core
+/// halted with work (trimmed), or a panic with the report if there is not
+/// exactly one.
+pub fn the_core_halted_with_work(run: &StressRun) -> String {
+    let report = run
+        .record
+        .examination
+        .as_ref()
+        .expect("a stuck run is examined")
+        .report();
+    let accused: Vec<&str> = report
+        .lines()
+        .filter(|line| line.contains(HALTED_WITH_WORK))
+        .collect();
+    assert_eq!(accused.len(), 1, "{report}");
+    accused[0].trim_start().to_owned()
 }

@@ -7,8 +7,8 @@
 
 use std::sync::OnceLock;
 
+use qemu_tests::{claimed_core, the_core_halted_with_work};
 use xtask::campaign::run_class::RunClass;
-use xtask::diagnosis::stuck_cores::HALTED_WITH_WORK;
 use xtask::stress::runner::{StressConfig, StressRun, run_stress};
 use xtask::{BuildConfig, IpiFault, KernelArtifacts, Pool, WakePolicy, Watchdog};
 
@@ -117,31 +117,11 @@ fn a_dropped_sgi_without_watchdog_hangs_and_the_host_names_the_core() {
     });
     for run in &runs {
         assert_eq!(run.record.class, RunClass::Stuck, "{}", summary(&runs));
-        let claimed = run
-            .record
-            .serial
-            .lines()
-            .find_map(|line| {
-                let rest = line.split(" claimed core ").nth(1)?;
-                rest.split_whitespace().next()?.parse::<u32>().ok()
-            })
-            .unwrap_or_else(|| panic!("the fault did not fire: {}", summary(&runs)));
-        let report = run
-            .record
-            .examination
-            .as_ref()
-            .expect("a stuck run is examined")
-            .report();
-        let accused: Vec<&str> = report
-            .lines()
-            .filter(|line| line.contains(HALTED_WITH_WORK))
-            .collect();
-        assert_eq!(accused.len(), 1, "{report}");
+        let claimed = claimed_core(run);
+        let accused = the_core_halted_with_work(run);
         assert!(
-            accused[0]
-                .trim_start()
-                .starts_with(&format!("core {claimed} (vCPU {claimed}): HLT=1 ")),
-            "expected core {claimed}, halted in wfi:\n{report}"
+            accused.starts_with(&format!("core {claimed} (vCPU {claimed}): HLT=1 ")),
+            "expected core {claimed}, halted in wfi; the examination names: {accused}"
         );
     }
 }

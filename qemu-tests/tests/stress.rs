@@ -12,7 +12,7 @@
 //! boot). Random delays alone once caught nothing in 6 boots on a CI
 //! machine that caught a loss per boot here.
 
-use qemu_tests::kernel;
+use qemu_tests::{claimed_core, kernel, the_core_halted_with_work};
 use xtask::campaign::run_class::RunClass;
 use xtask::diagnosis::stuck_cores::{HALTED_WITH_WORK, STRANDED_STEALABLE};
 use xtask::stress::runner::{StressConfig, StressRun, run_stress};
@@ -119,18 +119,6 @@ fn fault_config(
 
 /// The core the fault left without its IPI, from the kernel's
 /// `fault=... fired: core F claimed core T ...` line.
-fn claimed_core(run: &StressRun) -> u32 {
-    run.record
-        .serial
-        .lines()
-        .find_map(|line| {
-            let rest = line.split(" fired: core ").nth(1)?;
-            let claimed = rest.split(" claimed core ").nth(1)?;
-            claimed.split_whitespace().next()?.parse().ok()
-        })
-        .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.record.serial))
-}
-
 fn assert_caught_in_guest(fault: IpiFault) {
     assert_every_boot_reports_the_claimed_core(&small_campaign(
         Some(fault),
@@ -165,22 +153,10 @@ fn assert_caught_by_the_host(fault: IpiFault) {
     for run in &runs {
         assert_eq!(run.record.class, RunClass::Stuck, "{}", summary(&runs));
         let victim = claimed_core(run);
-        let report = run
-            .record
-            .examination
-            .as_ref()
-            .expect("a stuck run is examined")
-            .report();
-        let accused: Vec<&str> = report
-            .lines()
-            .filter(|line| line.contains(HALTED_WITH_WORK))
-            .collect();
-        assert_eq!(accused.len(), 1, "{report}");
+        let accused = the_core_halted_with_work(run);
         assert!(
-            accused[0]
-                .trim_start()
-                .starts_with(&format!("core {victim} ")),
-            "expected core {victim}:\n{report}"
+            accused.starts_with(&format!("core {victim} ")),
+            "expected core {victim}, the examination names: {accused}"
         );
     }
 }
