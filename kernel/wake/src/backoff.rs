@@ -24,8 +24,9 @@
 //! halts) and doubles with every poll in a row that sees a gap, up to
 //! [`STEAL_COOLDOWN_MAX_HALTS`]; a poll that sees none and waits starts it
 //! over, and so does a budget decayed to no polling (no poll is left to
-//! tell). A
-//! host that really has no core for the poller costs it a logarithmic
+//! tell).
+//!
+//! A host that really has no core for the poller costs it a logarithmic
 //! number of stolen polls, and a blip costs a few halts, not the rest of
 //! the run (a flat 1000-halt cooldown after any gap switched polling off
 //! for most of a 1000-round Laplace).
