@@ -68,20 +68,27 @@ pub fn claimed_core(run: &StressRun) -> u32 {
         .unwrap_or_else(|| panic!("the fault did not fire:\n{}", run.record.serial))
 }
 
-/// The host's examination of a stuck boot: the one line that names a core
-/// halted with work (trimmed), or a panic with the report if there is not
-/// exactly one.
-pub fn the_core_halted_with_work(run: &StressRun) -> String {
-    let report = run
-        .record
+/// The host's examination of a stuck boot, as it prints it.
+pub fn examination_report(run: &StressRun) -> String {
+    run.record
         .examination
         .as_ref()
         .expect("a stuck run is examined")
-        .report();
+        .report()
+}
+
+/// Asserts that the host's examination of a stuck boot names exactly one
+/// core halted with work, and that its line begins with `expected` (after
+/// the indent); the report is printed if not.
+pub fn assert_the_examination_accuses(run: &StressRun, expected: &str) {
+    let report = examination_report(run);
     let accused: Vec<&str> = report
         .lines()
         .filter(|line| line.contains(HALTED_WITH_WORK))
         .collect();
     assert_eq!(accused.len(), 1, "{report}");
-    accused[0].trim_start().to_owned()
+    assert!(
+        accused[0].trim_start().starts_with(expected),
+        "expected {expected:?}:\n{report}"
+    );
 }

@@ -4,4 +4,7 @@
 
 mod harness;
 
-pub use harness::{boot, boot_with, claimed_core, describe, kernel, the_core_halted_with_work};
+pub use harness::{
+    assert_the_examination_accuses, boot, boot_with, claimed_core, describe, examination_report,
+    kernel,
+};

@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use qemu_tests::{claimed_core, the_core_halted_with_work};
+use qemu_tests::{assert_the_examination_accuses, claimed_core};
 use xtask::campaign::run_class::RunClass;
 use xtask::stress::runner::{StressConfig, StressRun, run_stress};
 use xtask::{BuildConfig, IpiFault, KernelArtifacts, Pool, WakePolicy, Watchdog};
@@ -118,10 +118,7 @@ fn a_dropped_sgi_without_watchdog_hangs_and_the_host_names_the_core() {
     for run in &runs {
         assert_eq!(run.record.class, RunClass::Stuck, "{}", summary(&runs));
         let claimed = claimed_core(run);
-        let accused = the_core_halted_with_work(run);
-        assert!(
-            accused.starts_with(&format!("core {claimed} (vCPU {claimed}): HLT=1 ")),
-            "expected core {claimed}, halted in wfi; the examination names: {accused}"
-        );
+        // Halted in `wfi`.
+        assert_the_examination_accuses(run, &format!("core {claimed} (vCPU {claimed}): HLT=1 "));
     }
 }

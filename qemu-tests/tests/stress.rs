@@ -12,7 +12,7 @@
 //! boot). Random delays alone once caught nothing in 6 boots on a CI
 //! machine that caught a loss per boot here.
 
-use qemu_tests::{claimed_core, kernel, the_core_halted_with_work};
+use qemu_tests::{assert_the_examination_accuses, claimed_core, examination_report, kernel};
 use xtask::campaign::run_class::RunClass;
 use xtask::diagnosis::stuck_cores::{HALTED_WITH_WORK, STRANDED_STEALABLE};
 use xtask::stress::runner::{StressConfig, StressRun, run_stress};
@@ -117,8 +117,6 @@ fn fault_config(
     }
 }
 
-/// The core the fault left without its IPI, from the kernel's
-/// `fault=... fired: core F claimed core T ...` line.
 fn assert_caught_in_guest(fault: IpiFault) {
     assert_every_boot_reports_the_claimed_core(&small_campaign(
         Some(fault),
@@ -153,11 +151,7 @@ fn assert_caught_by_the_host(fault: IpiFault) {
     for run in &runs {
         assert_eq!(run.record.class, RunClass::Stuck, "{}", summary(&runs));
         let victim = claimed_core(run);
-        let accused = the_core_halted_with_work(run);
-        assert!(
-            accused.starts_with(&format!("core {victim} ")),
-            "expected core {victim}, the examination names: {accused}"
-        );
+        assert_the_examination_accuses(run, &format!("core {victim} "));
     }
 }
 
@@ -305,12 +299,7 @@ fn assert_caught_by_the_host_with_the_default_pool(fault: IpiFault) {
         let victim = claimed_core(run);
         match run.record.class {
             RunClass::Stuck => {
-                let report = run
-                    .record
-                    .examination
-                    .as_ref()
-                    .expect("a stuck run is examined")
-                    .report();
+                let report = examination_report(run);
                 assert!(
                     report.lines().any(|line| line.contains(HALTED_WITH_WORK)
                         && line.trim_start().starts_with(&format!("core {victim} "))),
@@ -401,12 +390,7 @@ fn racy_flag_without_watchdog_hangs_and_the_host_names_a_halted_core_with_work()
         .iter()
         .find(|run| run.record.class == RunClass::Stuck)
         .unwrap_or_else(|| panic!("no hang in {} boots:\n{}", runs.len(), summary(&runs)));
-    let examination = stuck
-        .record
-        .examination
-        .as_ref()
-        .expect("a stuck run is examined");
-    let report = examination.report();
+    let report = examination_report(stuck);
     let accused: Vec<&str> = report
         .lines()
         .filter(|line| line.contains(HALTED_WITH_WORK))
