@@ -182,6 +182,42 @@
 //! One lock is also the design's cost: every publication, every item taken
 //! and every idle registration takes it. Its critical sections are a few
 //! instructions; only awake cores take it, and the rule keeps few awake.
+//!
+//! ## A queue per core (the hosted pool)
+//!
+//! Where that cost shows (a thread pool whose jobs spawn jobs: every spawn
+//! and every take a trip to one lock, its line bouncing between the
+//! workers), [`Stealable::with_local_queues`] gives each core a queue of
+//! its own. A running core's [`Stealable::push_local`] pushes there under
+//! that queue's lock alone and takes the pool's lock only if it then reads
+//! some core registered idle; the core pops its own items newest first in
+//! [`Stealable::take`], again without the pool's lock; a core that finds
+//! the shared queue empty registers idle and, under the pool's lock, steals
+//! the older half of the first non-empty queue. The rule above is the same
+//! with "queued" read as the shared queue's items plus every local queue's
+//! length: a choice counts local items as uncovered work (so a push that
+//! reads an idle core wakes it, and a searcher that steals wakes more for
+//! what is left), and every argument above goes through with two changes:
+//!
+//! * **A push the pool's lock never sees.** The pusher reads the idle count
+//!   after its queue's unlock; a core registering idle stores the count
+//!   before it locks each queue to look. The queue's lock orders the two:
+//!   either the look finds the item, or the pusher reads the core counted
+//!   and chooses under the pool's lock (the push / registration pair,
+//!   `LocalQueue`). So a core never halts registered idle past an item it
+//!   neither saw nor was chosen for, and a task that pushes and then waits
+//!   for its item without helping is not stranded (the loom models
+//!   `local_push_*`, core 0 pushing and waiting; the mutation run drops
+//!   each half of the pair, the look, and the choices' count of local
+//!   items).
+//! * **Local items are never stranded**: their owner is running (it pushed
+//!   while not registered idle) and pops its own queue before it can
+//!   register idle, so the "every core halted" state needs the owner
+//!   halted, which it is not while its queue holds items.
+//!
+//! The kernel's pool has no local queues ([`Stealable::new`]): its
+//! fork-join caller publishes a round's chunks at once and helps with
+//! them, and a look that registers idle at 256 cores would lock 256 queues.
 
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU64 as ObservedU64, AtomicUsize as ObservedUsize};
@@ -235,7 +271,8 @@ struct Shared<T> {
 /// Counts for observers, mirrored at every unlock.
 #[derive(Debug)]
 struct Mirror {
-    /// Items queued. Unlike the others, a decision reads it: the fast path
+    /// Items queued (the shared queue's, plus the local queues' lengths as
+    /// read at the last unlock). Unlike the others, a decision reads it: the fast path
     /// of [`Stealable::take`] (see there), so it is a loom atomic and the
     /// model explores its stale reads. Relaxed, with one exception: a stale
     /// 0 sends the core to its halt still registered idle, which the
@@ -262,7 +299,8 @@ struct Mirror {
 /// by the time it is read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StealSnapshot {
-    /// Items queued.
+    /// Items queued (the local queues' included, as read at the last
+    /// unlock of the pool's lock).
     pub queued: usize,
     /// Cores chosen to search and not yet done (at most the queued items
     /// no other searcher covers allowed at each choice: the herd bound).
@@ -272,9 +310,12 @@ pub struct StealSnapshot {
     pub searcher: Option<usize>,
     /// Cores registered idle.
     pub idle: usize,
-    /// Items published, ever.
+    /// Items published, ever (pushes onto a core's own queue that took
+    /// the publish path included, the others not: they never touch the
+    /// pool's lock).
     pub published: u64,
-    /// Items taken, ever.
+    /// Items taken under the pool's lock, ever (the shared queue's, and
+    /// stolen ones; not those a core pops from its own queue).
     pub taken: u64,
     /// Search wakes chosen, ever (each one wake of one core).
     pub search_wakes: u64,
@@ -390,11 +431,57 @@ pub struct Published {
     pub others_idle: usize,
 }
 
-/// Work any core may run: one shared queue, its idle cores and its searcher.
+/// Work any core may run: one shared queue, its idle cores and its searcher
+/// (and, built with [`Stealable::with_local_queues`], one queue per core).
 pub struct Stealable<T> {
     shared: Mutex<Shared<T>>,
     mirror: Mirror,
     flags: Box<[CoreFlags]>,
+    /// One per core, or none ([`Stealable::new`]: the kernel's pool).
+    locals: Box<[LocalQueue<T>]>,
+    /// Cores registered idle, for [`Stealable::push_local`], which takes
+    /// the lock only when it reads a non-zero count: a decision reads it,
+    /// so it is a loom atomic (apart from the observers' count, so that a
+    /// pool without local queues, the kernel's, pays no loom step for it).
+    /// Written only under the lock (its modification order is the lock's
+    /// order), and only with local queues. Relaxed: what it must show a
+    /// pusher is ordered by the pushed queue's own lock (the push /
+    /// registration pair, see [`LocalQueue`]).
+    idle_for_pushers: AtomicUsize,
+}
+
+/// A core's own queue: items it pushed while running
+/// ([`Stealable::push_local`]), popped by their owner newest first without
+/// the pool's lock, and stolen oldest first by a core registering idle,
+/// under the pool's lock (so at most one thief at a time). Lock order: the
+/// pool's lock, then a local queue's; the owner never holds its queue's
+/// lock while it takes the pool's.
+///
+/// **The push / registration pair.** A pusher: lock its queue, push, store
+/// the length, unlock, then read the idle count, and take the pool's lock
+/// to choose searchers only if it is not 0. A core registering idle, under
+/// the pool's lock: store the idle count with itself counted, then lock
+/// every local queue in turn and steal from it. Whichever of the two
+/// sections of the pushed queue's lock comes first, the other side sees
+/// the first's write: if the registration's section comes second it finds
+/// the item; if the push's comes second, the registration's store happens
+/// before the pusher's read (its unlock synchronizes with the pusher's
+/// lock), so the pusher reads that count or a later one (later ones are
+/// stores under the pool's lock, and a core leaves the idle count only to
+/// look at the pool again, scanning too). So no item is pushed past a
+/// core that goes on to halt unseen, with no fence: the queue's lock
+/// carries the order, and loom checks it as it is (`loom_steal`'s
+/// `local_*` models; the mutation run drops each half).
+///
+/// `len` mirrors the queue's length, stored under its lock: the owner
+/// reads it to skip an empty queue (only it pushes, so a 0 it reads is
+/// exact), and choosers read every queue's under the pool's lock to count
+/// the items (Relaxed: a stale count only changes how many cores a chooser
+/// wakes; a pusher whose item a chooser did not count reads the idle count
+/// itself, as above).
+struct LocalQueue<T> {
+    items: Mutex<VecDeque<T>>,
+    len: AtomicUsize,
 }
 
 /// A core's two flags outside the lock: how a core busy with pinned work
@@ -447,8 +534,23 @@ impl<T> core::fmt::Debug for Stealable<T> {
 }
 
 impl<T> Stealable<T> {
-    /// An empty pool for cores `0..cores`, none registered idle.
+    /// An empty pool for cores `0..cores`, none registered idle, with one
+    /// shared queue only: [`push_local`](Self::push_local) publishes.
     pub fn new(cores: usize) -> Self {
+        Self::build(cores, false)
+    }
+
+    /// An empty pool for cores `0..cores` with a queue of its own for each
+    /// core: a running core's [`push_local`](Self::push_local) takes no
+    /// shared lock while no core is registered idle. Every look that
+    /// registers a core idle locks each core's queue in turn (the price of
+    /// the cheap push: `cores` lock acquisitions before a core halts).
+    pub fn with_local_queues(cores: usize) -> Self {
+        Self::build(cores, true)
+    }
+
+    fn build(cores: usize, local_queues: bool) -> Self {
+        let locals = if local_queues { cores } else { 0 };
         Self {
             shared: Mutex::new(Shared {
                 queue: VecDeque::new(),
@@ -475,7 +577,124 @@ impl<T> Stealable<T> {
                 })
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),
+            idle_for_pushers: AtomicUsize::new(0),
+            locals: (0..locals)
+                .map(|_| LocalQueue {
+                    items: Mutex::new(VecDeque::new()),
+                    len: AtomicUsize::new(0),
+                })
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
         }
+    }
+
+    /// Core `me`, running its own task, queues `item` on its own queue
+    /// (if the pool has them and the core is neither registered idle, nor
+    /// searching, nor has drained a search wake since it last looked:
+    /// otherwise it [`publish`](Self::publish)es it). It takes the pool's
+    /// lock only if it then reads some core registered idle, and chooses
+    /// searchers there as a publication does (the push / registration
+    /// pair, see `LocalQueue`); `wake(core)` for each after the lock. The
+    /// core pops its own items newest first in [`take`](Self::take).
+    pub fn push_local(&self, searcher: &mut Searcher, item: T, wake: impl FnMut(usize)) -> Woken {
+        let me = searcher.me;
+        if !self.own_queue_open(searcher) {
+            return self.publish(me, [item], wake).woke;
+        }
+        let local = &self.locals[me];
+        {
+            let mut items = local.items.lock();
+            items.push_back(item);
+            local.len.store(items.len(), Ordering::Relaxed);
+        }
+        // The pusher's half of the push / registration pair (see
+        // `LocalQueue`): read after the queue's unlock above.
+        if self.idle_for_pushers.load(Ordering::Relaxed) == 0 {
+            return Woken::NONE;
+        }
+        let mut shared = self.shared.lock();
+        shared.publishers.insert(me);
+        let woke = self.choose_searchers(&mut shared, me, FAN_OUT);
+        self.unlock(shared, woke, wake);
+        woke
+    }
+
+    /// Whether `searcher`'s core may use its own queue without the pool's
+    /// lock: the pool has one, and the core has no part in the rule to
+    /// settle first (registered idle, searching, a search wake drained).
+    fn own_queue_open(&self, searcher: &Searcher) -> bool {
+        !self.locals.is_empty()
+            && !searcher.registered_idle
+            && !searcher.searching
+            && !searcher.search_wake_seen
+    }
+
+    /// The owner pops its newest item, without the pool's lock.
+    fn pop_own(&self, me: usize) -> Option<T> {
+        let local = &self.locals[me];
+        // Only the owner pushes: a 0 read here is exact.
+        if local.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut items = local.items.lock();
+        let item = items.pop_back();
+        local.len.store(items.len(), Ordering::Relaxed);
+        item
+    }
+
+    /// A core found the shared queue empty and registers idle: the idle
+    /// count is stored (with it) before any local queue is looked at, then
+    /// it looks at every core's queue in turn, its own first (newest item
+    /// first there). From another core's it steals the older half of the
+    /// items, oldest first: it returns the oldest and moves the rest onto
+    /// its own queue (empty: its own was looked at first, and only its
+    /// owner pushes), so a thief of a long queue comes back to the pool's
+    /// lock once per half, not once per item. On a find it leaves the idle
+    /// set again. Under the pool's lock (one thief at a time).
+    fn register_and_steal(&self, shared: &mut Shared<T>, me: usize) -> Option<T> {
+        shared.idle.insert(me);
+        // The registration's half of the push / registration pair (see
+        // `LocalQueue`): stored before the first queue's lock below.
+        self.idle_for_pushers
+            .store(shared.idle.len(), Ordering::Relaxed);
+        let cores = self.locals.len();
+        let mut loot = VecDeque::new();
+        for step in 0..cores {
+            let victim = (me + step) % cores;
+            let local = &self.locals[victim];
+            let mut items = local.items.lock();
+            let item = if victim == me {
+                items.pop_back()
+            } else {
+                let half = items.len().div_ceil(2);
+                loot.extend(items.drain(..half));
+                loot.pop_front()
+            };
+            if item.is_some() {
+                local.len.store(items.len(), Ordering::Relaxed);
+                drop(items);
+                shared.idle.remove(me);
+                if !loot.is_empty() {
+                    let own = &self.locals[me];
+                    let mut own_items = own.items.lock();
+                    own_items.append(&mut loot);
+                    own.len.store(own_items.len(), Ordering::Relaxed);
+                }
+                return item;
+            }
+        }
+        None
+    }
+
+    /// Items queued: the shared queue's exactly, the local queues' as their
+    /// lengths read now (Relaxed, see `LocalQueue`).
+    fn queued(&self, shared: &Shared<T>) -> usize {
+        shared.queue.len()
+            + self
+                .locals
+                .iter()
+                .map(|local| local.len.load(Ordering::Relaxed))
+                .sum::<usize>()
     }
 
     /// Core `me` queues `items` and chooses up to [`FAN_OUT`] other idle
@@ -544,8 +763,11 @@ impl<T> Stealable<T> {
         item
     }
 
-    /// Called by a core with no pinned work: the next stealable item, or
-    /// `None` when the queue is empty, and then the core is registered idle
+    /// Called by a core with no pinned work: the next stealable item (its
+    /// own queue's newest first, without the pool's lock, when the core is
+    /// not registered idle and has no search to settle; then the shared
+    /// queue's oldest; then another core's queue, older half stolen), or
+    /// `None` when every queue is empty, and then the core is registered idle
     /// and must go to the halt path (its search, if it was searching, is
     /// over). A searcher that finds an item chooses up to [`FAN_OUT`] more
     /// searchers, one per queued item no searcher covers (`wake` for each).
@@ -558,6 +780,11 @@ impl<T> Stealable<T> {
     /// searcher exists.
     pub fn take(&self, searcher: &mut Searcher, wake: impl FnMut(usize)) -> Option<T> {
         self.end_busy(searcher);
+        if self.own_queue_open(searcher)
+            && let Some(item) = self.pop_own(searcher.me)
+        {
+            return Some(item);
+        }
         if searcher.registered_idle
             && !searcher.search_wake_seen
             && self.mirror.queued.load(Ordering::Relaxed) == 0
@@ -566,7 +793,10 @@ impl<T> Stealable<T> {
         }
         let mut shared = self.shared.lock();
         self.resume(&mut shared, searcher);
-        let item = shared.queue.pop_front();
+        let mut item = shared.queue.pop_front();
+        if item.is_none() && !self.locals.is_empty() {
+            item = self.register_and_steal(&mut shared, searcher.me);
+        }
         let ended_search = searcher.searching;
         if ended_search {
             searcher.searching = false;
@@ -650,7 +880,7 @@ impl<T> Stealable<T> {
         let next = if searcher.searching {
             searcher.searching = false;
             shared.searching.remove(searcher.me);
-            if shared.queue.is_empty() {
+            if self.queued(&shared) == 0 {
                 Woken::NONE
             } else {
                 self.choose_searchers(&mut shared, searcher.me, 1)
@@ -707,7 +937,8 @@ impl<T> Stealable<T> {
     /// candidate, stores the queued count first: the chooser's half of the
     /// queued / busy pair.
     fn choose_searchers(&self, shared: &mut Shared<T>, me: usize, want: usize) -> Woken {
-        let uncovered = shared.queue.len().saturating_sub(shared.searching.len());
+        let queued = self.queued(shared);
+        let uncovered = queued.saturating_sub(shared.searching.len());
         let want = want.min(uncovered);
         let mut woken = Woken::NONE;
         // No core other than `me` in the idle set: no candidate, so nobody
@@ -722,9 +953,7 @@ impl<T> Stealable<T> {
         }
         // The chooser's half of the queued / busy pair (see `CoreFlags`):
         // stored before the fence below, read by a busy core after its own.
-        self.mirror
-            .queued
-            .store(shared.queue.len(), Ordering::Relaxed);
+        self.mirror.queued.store(queued, Ordering::Relaxed);
         let mut passed_over = Vec::new();
         while woken.len() < want {
             let Some(core) = shared.idle.take_lowest_preferring_excluding(
@@ -755,7 +984,7 @@ impl<T> Stealable<T> {
         }
         // The herd bound, counted where it is decided (the models fail on
         // any count): no more searchers than queued items.
-        if shared.searching.len() > shared.queue.len() {
+        if shared.searching.len() > queued {
             count_under_lock(&self.mirror.over_chosen, 1);
         }
         woken
@@ -801,11 +1030,15 @@ impl<T> Stealable<T> {
         mut wake: impl FnMut(usize),
     ) {
         let m = &self.mirror;
-        m.queued.store(shared.queue.len(), Ordering::Relaxed);
+        m.queued.store(self.queued(&shared), Ordering::Relaxed);
         m.searching.store(shared.searching.len(), OBSERVED);
         m.searcher
             .store(shared.searching.first().unwrap_or(usize::MAX), OBSERVED);
         m.idle.store(shared.idle.len(), OBSERVED);
+        if !self.locals.is_empty() {
+            self.idle_for_pushers
+                .store(shared.idle.len(), Ordering::Relaxed);
+        }
         m.tickets_pending
             .store(shared.ticket_pending.len(), OBSERVED);
         count_under_lock(&m.search_wakes, chosen.len() as u64);
@@ -919,6 +1152,69 @@ mod tests {
         searcher.search_wake_drained();
         let item = pool.take(searcher, |core| woke.push(core));
         (item, woke)
+    }
+
+    /// Core `searcher` pushes `item` onto its own queue; the cores chosen.
+    fn push_local(pool: &Stealable<u32>, searcher: &mut Searcher, item: u32) -> Vec<usize> {
+        let mut woke = Vec::new();
+        let chose = pool.push_local(searcher, item, |core| woke.push(core));
+        assert_eq!(chose.as_slice(), woke.as_slice());
+        woke
+    }
+
+    #[test]
+    fn an_own_queue_is_popped_newest_first_and_stolen_oldest_half_first() {
+        let pool = Stealable::with_local_queues(2);
+        // Core 0 runs a task (not registered idle); nobody is idle.
+        let mut core_0 = Searcher::new(0);
+        for item in 0..5 {
+            assert_eq!(push_local(&pool, &mut core_0, item), []);
+        }
+        assert_eq!(pool.snapshot().search_wakes, 0);
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(4));
+        // Core 1 looks: it steals the older half of the four left (0 and
+        // 1), runs the oldest and pops the other from its own queue.
+        let mut core_1 = Searcher::new(1);
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(0));
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(1));
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(2));
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(3));
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), None);
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), None);
+        let counts = pool.snapshot();
+        assert_eq!((counts.queued, counts.idle, counts.over_chosen), (0, 2, 0));
+    }
+
+    #[test]
+    fn a_push_onto_an_own_queue_wakes_one_idle_core_per_uncovered_item() {
+        let pool = Stealable::with_local_queues(4);
+        let mut searchers = idle_cores(&pool, &[1, 2, 3]);
+        let mut core_0 = Searcher::new(0);
+        assert_eq!(push_local(&pool, &mut core_0, 10), [1]);
+        // Two items, one searcher on its way: one more core.
+        assert_eq!(push_local(&pool, &mut core_0, 11), [2]);
+        assert_eq!(pool.snapshot().searching, 2);
+        // Core 1 steals the older item (half of two); core 2 the other.
+        assert_eq!(searcher_takes(&pool, &mut searchers[0]), (Some(10), vec![]));
+        assert_eq!(searcher_takes(&pool, &mut searchers[1]), (Some(11), vec![]));
+        // Core 3 was never woken: nothing was left for it.
+        let counts = pool.snapshot();
+        assert_eq!(
+            (counts.searching, counts.search_wakes, counts.over_chosen),
+            (0, 2, 0)
+        );
+    }
+
+    #[test]
+    fn a_core_registered_idle_publishes_instead_of_pushing_onto_its_queue() {
+        let pool = Stealable::with_local_queues(2);
+        let mut searchers = idle_cores(&pool, &[0, 1]);
+        // Core 0 runs a pinned task (registered idle, busy) and spawns.
+        pool.before_pinned_work(&mut searchers[0], |_| panic!("not a searcher"));
+        assert_eq!(push_local(&pool, &mut searchers[0], 10), [1]);
+        // The item is in the shared queue: the published count says so.
+        assert_eq!(pool.snapshot().published, 1);
+        assert_eq!(searcher_takes(&pool, &mut searchers[1]), (Some(10), vec![]));
     }
 
     #[test]

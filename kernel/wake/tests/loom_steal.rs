@@ -141,6 +141,47 @@ fn caller_two_items_three_cores() {
     );
 }
 
+/// (i), (iv): core 0 pushes one item onto its own queue and waits for it
+/// without helping: core 1 either was registered idle before the push
+/// (core 0 reads the idle count and chooses it) or registers after it
+/// (and finds the item in core 0's queue).
+#[test]
+fn local_push_one_item_two_cores() {
+    run(
+        "steal, core 0 pushes onto its own queue and waits, 2 cores, 1 item",
+        scenario(2, &[1], Publisher::Core0Local),
+    );
+}
+
+/// (i), (iv), (v), (vi): two pushes onto core 0's queue, two other cores:
+/// the second push must count the first's searcher against both items
+/// (one more core, not two), and the searcher that steals must count the
+/// item left in core 0's queue.
+#[test]
+fn local_push_two_items_three_cores() {
+    run(
+        "steal, core 0 pushes onto its own queue and waits, 3 cores, 2 items",
+        StealScenario {
+            preemption_bound: 2,
+            ..scenario(3, &[2], Publisher::Core0Local)
+        },
+    );
+}
+
+/// (i), (iv): three pushes onto core 0's queue: a thief takes the older
+/// half (items 0 and 1), runs the oldest and moves the other onto its own
+/// queue, which it then pops as its owner.
+#[test]
+fn local_push_three_items_two_cores() {
+    run(
+        "steal, core 0 pushes onto its own queue and waits, 2 cores, 3 items",
+        StealScenario {
+            preemption_bound: 2,
+            ..scenario(2, &[3], Publisher::Core0Local)
+        },
+    );
+}
+
 /// A producer's script on 3 driver cores.
 const fn scripted(script: &'static [Act], preemption_bound: usize) -> StealScenario {
     StealScenario {

@@ -98,6 +98,12 @@ pub const STEAL_HELD_TICKET: Model = Model {
     test: "loom_steal",
     filter: Some("held_ticket"),
 };
+/// The stealable pool's models of a core pushing onto its own queue and
+/// waiting for the item.
+pub const STEAL_LOCAL: Model = Model {
+    test: "loom_steal",
+    filter: Some("local_push"),
+};
 /// The stealable pool's two-publication producer model.
 pub const STEAL_TWO_PUBLICATIONS: Model = Model {
     test: "loom_steal",
@@ -152,6 +158,9 @@ pub const TWO_TICKETS: &str = "two search wakes in flight to one core";
 /// A pinned job waiting for a stealable item that nobody runs
 /// (`tests/model/steal_run.rs`).
 pub const BLOCKED: &str = "a private job waiting on a shared job never completes";
+/// A stealable item never ran (`tests/model/steal_run.rs`, at the end of
+/// an execution).
+pub const ITEM_LOST: &str = "a stealable item was lost";
 
 /// A claim that is not exclusive sends a second IPI, which the model sees
 /// either as the second for the halt or as one to the core the first IPI
@@ -626,8 +635,8 @@ pub static MUTANTS: &[Mutant] = &[
     Mutant {
         name: "steal-searchers-not-counted",
         file: "src/steal.rs",
-        find: "        let uncovered = shared.queue.len().saturating_sub(shared.searching.len());\n",
-        replace: "        let uncovered = shared.queue.len(); // MUTANT: searchers on their way not counted\n",
+        find: "        let uncovered = queued.saturating_sub(shared.searching.len());\n",
+        replace: "        let uncovered = queued; // MUTANT: searchers on their way not counted\n",
         model: STEAL_TWO_ITEMS_THREE_CORES,
         killed_by: &[HERD],
         quick: true,
@@ -689,14 +698,14 @@ pub static MUTANTS: &[Mutant] = &[
             "        let next = if searcher.searching {\n",
             "            searcher.searching = false;\n",
             "            shared.searching.remove(searcher.me);\n",
-            "            if shared.queue.is_empty() {",
+            "            if self.queued(&shared) == 0 {",
         ),
         replace: concat!(
             "        let next = if false {\n",
             "            // MUTANT: the busy searcher keeps the slot\n",
             "            searcher.searching = false;\n",
             "            shared.searching.remove(searcher.me);\n",
-            "            if shared.queue.is_empty() {",
+            "            if self.queued(&shared) == 0 {",
         ),
         model: STEAL_CHOSEN_CORE,
         killed_by: &[HELD_BY_BUSY],
@@ -708,7 +717,7 @@ pub static MUTANTS: &[Mutant] = &[
         name: "steal-hand-on-dropped",
         file: "src/steal.rs",
         find: concat!(
-            "            if shared.queue.is_empty() {\n",
+            "            if self.queued(&shared) == 0 {\n",
             "                Woken::NONE\n",
             "            } else {\n",
             "                self.choose_searchers(&mut shared, searcher.me, 1)\n",
@@ -727,12 +736,12 @@ pub static MUTANTS: &[Mutant] = &[
         find: concat!(
             "        let mut shared = self.shared.lock();\n",
             "        self.resume(&mut shared, searcher);\n",
-            "        let item = shared.queue.pop_front();",
+            "        let mut item = shared.queue.pop_front();",
         ),
         replace: concat!(
             "        let mut shared = self.shared.lock();\n",
             "        // MUTANT: no resume\n",
-            "        let item = shared.queue.pop_front();",
+            "        let mut item = shared.queue.pop_front();",
         ),
         model: STEAL_TWO_PUBLICATIONS,
         killed_by: &[STRANDED],
@@ -798,6 +807,70 @@ pub static MUTANTS: &[Mutant] = &[
         replace: "        shared.ticket_pending.remove(searcher.me); // MUTANT: unconditionally",
         model: STEAL_HELD_TICKET,
         killed_by: &[TWO_TICKETS],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The stealable pool's local queues: the push / registration pair and
+    // the choices that count local items (steal.rs, `LocalQueue`).
+    // A core registering idle stores the idle count only at the unlock,
+    // after its scan of the local queues.
+    Mutant {
+        name: "steal-local-idle-stored-after-scan",
+        file: "src/steal.rs",
+        find: concat!(
+            "        // `LocalQueue`): stored before the first queue's lock below.\n",
+            "        self.idle_for_pushers\n",
+            "            .store(shared.idle.len(), Ordering::Relaxed);\n",
+        ),
+        replace: "        // MUTANT: the idle count stored only at the unlock\n",
+        model: STEAL_LOCAL,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // A core registering idle looks at no local queue.
+    Mutant {
+        name: "steal-local-queues-not-scanned",
+        file: "src/steal.rs",
+        find: "        for step in 0..cores {\n",
+        replace: "        for step in 0..0 { // MUTANT: no local queue looked at\n",
+        model: STEAL_LOCAL,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // A push onto a core's own queue never reads the idle count.
+    Mutant {
+        name: "steal-local-push-ignores-idle",
+        file: "src/steal.rs",
+        find: "        if self.idle_for_pushers.load(Ordering::Relaxed) == 0 {\n",
+        replace: "        if true { // MUTANT: the idle count not read\n",
+        model: STEAL_LOCAL,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The choices count only the shared queue's items.
+    Mutant {
+        name: "steal-local-items-not-counted",
+        file: "src/steal.rs",
+        find: "        let queued = self.queued(shared);\n",
+        replace: "        let queued = shared.queue.len(); // MUTANT: local items not counted\n",
+        model: STEAL_LOCAL,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // A thief's loot (the older half it moves onto its own queue) lost.
+    Mutant {
+        name: "steal-local-loot-dropped",
+        file: "src/steal.rs",
+        find: "                    own_items.append(&mut loot);\n",
+        replace: "                    loot.clear(); // MUTANT: the loot dropped\n",
+        model: STEAL_LOCAL,
+        // The ghost count of queued items keeps the lost one: the machine
+        // stops with it "queued" before the end-of-run count is reached.
+        killed_by: &[STRANDED, ITEM_LOST],
         quick: true,
         ..Mutant::BASE
     },

@@ -5,6 +5,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst, fence,
@@ -208,7 +209,7 @@ impl ThreadPool {
                 .map(|_| CoreWake::new(config.policy))
                 .collect(),
             lines: (0..config.workers).map(|_| WakeLine::default()).collect(),
-            steal: Stealable::new(config.workers),
+            steal: Stealable::with_local_queues(config.workers),
             stopping: AtomicBool::new(false),
             panicked_jobs: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -412,6 +413,10 @@ impl Producer {
 pub struct Worker<'a> {
     shared: &'a Shared,
     sender: WorkerPlatform<'a>,
+    /// The worker's part in the stealable rule: borrowed by the worker's
+    /// loop between jobs and by [`Worker::spawn`] during a job, never both
+    /// (a job runs with no borrow held).
+    searcher: RefCell<Searcher>,
 }
 
 impl core::fmt::Debug for Worker<'_> {
@@ -435,11 +440,22 @@ impl Worker<'_> {
         self.send(worker, Item::Job(Box::new(job)));
     }
 
-    /// Queues a shared job.
+    /// Queues a shared job: onto this worker's own queue, and wakes a
+    /// worker to search only if one is registered idle and no searcher
+    /// covers the job yet. From a private job that started while the
+    /// worker was registered idle, onto the shared queue.
+    ///
+    /// The worker runs its own queue **newest first** (as rayon's and
+    /// tokio's workers run their own spawns first), and an idle worker
+    /// steals the older half: a job that keeps spawning runs its latest
+    /// spawn next, and an older one waits for a thief or for the spawning
+    /// to stop. For first-in first-out order across the pool, spawn from a
+    /// [`Producer`] (the shared queue).
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
         let job: Job = Box::new(job);
-        self.shared.steal.publish(self.index(), [job], |chosen| {
-            self.send(chosen, Item::Search)
+        let mut searcher = self.searcher.borrow_mut();
+        self.shared.steal.push_local(&mut searcher, job, |chosen| {
+            self.send(chosen, Item::Search);
         });
     }
 
@@ -471,13 +487,14 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
     let worker = Worker {
         shared,
         sender: WorkerPlatform::new(me, &shared.lines, &shared.stopping, shared.epoch),
+        searcher: RefCell::new(Searcher::new(me)),
     };
-    let mut searcher = Searcher::new(me);
     let mut batch = VecDeque::new();
     let mut private = VecDeque::new();
     let mut totals = WorkerTotals::default();
     loop {
         driver.drain(&mut batch);
+        let mut searcher = worker.searcher.borrow_mut();
         sort(&mut batch, &mut private, &mut searcher);
         let next = if private.is_empty() {
             shared
@@ -489,13 +506,14 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
                 .before_pinned_work(&mut searcher, |chosen| worker.send(chosen, Item::Search));
             private.pop_front()
         };
+        drop(searcher);
         if let Some(job) = next {
             run_job(job, &worker);
             totals.jobs_run += 1;
             continue;
         }
         match driver.idle(&mut batch) {
-            Idle::Ready => sort(&mut batch, &mut private, &mut searcher),
+            Idle::Ready => sort(&mut batch, &mut private, &mut worker.searcher.borrow_mut()),
             Idle::MachineStopped => break,
         }
     }

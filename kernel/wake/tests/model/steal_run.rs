@@ -1,8 +1,10 @@
 //! The stealable-work model: several cores of the [`Machine`] each run the
 //! kernel's idle loop (the crate's [`IdleDriver`] for the halt, the
 //! [`Stealable`] pool's rule before it and around its pinned work). The
-//! stealable items come from core 0 (the fork-join caller) or from a
-//! producer core that runs no driver; the producer may also send pinned
+//! stealable items come from core 0 (the fork-join caller), from core 0
+//! pushing onto its own queue (the hosted pool's `Worker::spawn`, in a
+//! pool built with local queues) and then waiting for its first item
+//! without helping, or from a producer core that runs no driver; the producer may also send pinned
 //! jobs (that run for several model steps, and may wait for a stealable
 //! item to have run) and may hold a search wake back between its choice
 //! and its ticket (the kernel's `BeforeSearchWake` window: chosen under the
@@ -29,7 +31,8 @@
 //! * (iii) **one search wake in flight per core** ([`TWO_TICKETS`], at the
 //!   choice);
 //! * (iv) **a private job waiting on a shared job completes**: a pinned
-//!   job that waits for a stealable item never finds every other core
+//!   job that waits for a stealable item, or core 0 waiting for the first
+//!   item it pushed onto its own queue, never finds every other core
 //!   asleep for good with the item not run ([`BLOCKED`]);
 //! * (v) **the herd bound**: no choice leaves more searchers than queued
 //!   items (the pool's own count of such choices, taken under its lock,
@@ -136,6 +139,12 @@ pub struct StealScenario {
 pub enum Publisher {
     /// Driver core 0, before its loop.
     Core0,
+    /// Driver core 0, before its loop, each item pushed onto its own queue
+    /// ([`Stealable::push_local`], the pool built with local queues); it
+    /// then waits, without helping, until its first item has run on
+    /// another core: only the push / registration pair and the choices
+    /// that count local items get it there.
+    Core0Local,
     /// A core of its own that only publishes.
     Producer,
 }
@@ -147,7 +156,7 @@ impl StealScenario {
     }
 
     fn published(&self) -> usize {
-        let publications = if self.publisher == Publisher::Core0 || self.script.is_empty() {
+        let publications = if self.publisher != Publisher::Producer || self.script.is_empty() {
             self.publications.iter().sum()
         } else {
             0
@@ -212,7 +221,11 @@ fn run_once(scenario: StealScenario) {
         cores: (0..cores)
             .map(|_| CoreWake::with_detector(Policy::StateMachine, false))
             .collect(),
-        pool: Stealable::new(scenario.cores),
+        pool: if scenario.publisher == Publisher::Core0Local {
+            Stealable::with_local_queues(scenario.cores)
+        } else {
+            Stealable::new(scenario.cores)
+        },
         machine: Machine::with_drivers(cores, scenario.cores, wakers, 0, 0),
         drivers: scenario.cores,
         ran: StdMutex::new(Vec::new()),
@@ -250,7 +263,7 @@ fn run_once(scenario: StealScenario) {
                 publish_all(&world, me, scenario.publications);
             } else {
                 // Numbered apart from core 0's items.
-                let first = if scenario.publisher == Publisher::Core0 {
+                let first = if scenario.publisher != Publisher::Producer {
                     100
                 } else {
                     0
@@ -415,6 +428,39 @@ fn publish(world: &World, me: usize, first: u32, items: usize) -> u32 {
     })
 }
 
+/// Core `me` pushes `items` items numbered from `first` onto its own
+/// queue, one push each, the search wakes sent at once; returns the next
+/// number.
+fn push_local(world: &World, me: usize, searcher: &mut Searcher, first: u32, items: usize) -> u32 {
+    let end = first + u32::try_from(items).expect("small");
+    for item in first..end {
+        world.machine.stealable_queued.fetch_add(1, SeqCst);
+        let woke = world.pool.push_local(searcher, item, |target| {
+            search_wake(world, me, target, Generation::Published);
+        });
+        trace(|| format!("core {me}: pushed {item} onto its own queue, chose {woke:?}"));
+        herd_bound(world);
+    }
+    end
+}
+
+/// Core `me` waits, without helping, until stealable item `item` has run
+/// on another core: (iv).
+fn wait_for_item(world: &World, me: usize, item: u32) {
+    loop {
+        if world.ran.lock().expect("ghost").contains(&item) {
+            return;
+        }
+        if world.machine.quiescent_but(me) {
+            dump_trace();
+            panic!(
+                "{BLOCKED}: core {me} waits for stealable item {item}, every other core asleep for good"
+            );
+        }
+        thread::yield_now();
+    }
+}
+
 /// The producer: every publication, one after another.
 fn publish_all(world: &World, me: usize, publications: &[usize]) {
     let mut next = 0;
@@ -462,19 +508,8 @@ fn run_pinned(world: &World, me: usize, searcher: &mut Searcher, job: Job) {
         thread::yield_now();
     }
     if let Some(item) = job.waits_for {
-        loop {
-            search_not_held_by_busy(world);
-            if world.ran.lock().expect("ghost").contains(&item) {
-                break;
-            }
-            if world.machine.quiescent_but(me) {
-                dump_trace();
-                panic!(
-                    "{BLOCKED}: core {me} waits for stealable item {item}, every other core asleep for good"
-                );
-            }
-            thread::yield_now();
-        }
+        search_not_held_by_busy(world);
+        wait_for_item(world, me, item);
     }
     search_not_held_by_busy(world);
     world.busy[me].store(false, SeqCst);
@@ -494,12 +529,18 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
     };
     let mut driver = IdleDriver::new(&world.cores, platform, ModelIdleHooks { me }, config);
     let mut searcher = Searcher::new(me);
-    let mut publications = if me == 0 && scenario.publisher == Publisher::Core0 {
+    let mut publications = if me == 0 && scenario.publisher != Publisher::Producer {
         scenario.publications
     } else {
         &[]
     };
     let mut next_item = 0u32;
+    if me == 0 && scenario.publisher == Publisher::Core0Local {
+        for &items in core::mem::take(&mut publications) {
+            next_item = push_local(world, me, &mut searcher, next_item, items);
+        }
+        wait_for_item(world, me, 0);
+    }
     let mut batch = VecDeque::new();
     let mut run_queue = VecDeque::new();
     let accept =
