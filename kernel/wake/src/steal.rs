@@ -190,14 +190,19 @@
 //! workers), [`Stealable::with_local_queues`] gives each core a queue of
 //! its own. A running core's [`Stealable::push_local`] pushes there under
 //! that queue's lock alone and takes the pool's lock only if it then reads
-//! some core registered idle; the core pops its own items newest first in
+//! some core registered idle; the core pops its own items oldest first in
 //! [`Stealable::take`], again without the pool's lock; a core that finds
 //! the shared queue empty registers idle and, under the pool's lock, steals
-//! the older half of the first non-empty queue. The rule above is the same
+//! the older half of the first non-empty queue. (Oldest first, not newest
+//! first as rayon's workers do: a job that respawns itself would otherwise
+//! run ahead of an earlier spawn for as long as it respawns, and a job
+//! waiting for an earlier spawn of a one-worker pool would wait for good;
+//! `tests/pool_threads.rs` has both shapes.) The rule above is the same
 //! with "queued" read as the shared queue's items plus every local queue's
-//! length: a choice counts local items as uncovered work (so a push that
-//! reads an idle core wakes it, and a searcher that steals wakes more for
-//! what is left), and every argument above goes through with two changes:
+//! length: a choice counts local items as queued (so a push that reads the
+//! idle count non-zero chooses as a publication does, and a searcher that
+//! steals chooses more for what is left), and every argument above goes
+//! through with two changes:
 //!
 //! * **A push the pool's lock never sees.** The pusher reads the idle count
 //!   after its queue's unlock; a core registering idle stores the count
@@ -210,10 +215,12 @@
 //!   `local_push_*`, core 0 pushing and waiting; the mutation run drops
 //!   each half of the pair, the look, and the choices' count of local
 //!   items).
-//! * **Local items are never stranded**: their owner is running (it pushed
-//!   while not registered idle) and pops its own queue before it can
-//!   register idle, so the "every core halted" state needs the owner
-//!   halted, which it is not while its queue holds items.
+//! * **Local items are never stranded with every core halted**: their
+//!   owner is running (it pushed while not registered idle) and takes from
+//!   its own queue before it can register idle, so that state needs the
+//!   owner halted, which it is not while its queue holds items. It runs
+//!   them in order, behind the job it is running: a job that never ends
+//!   holds its worker's queue up until an idle core steals it.
 //!
 //! The kernel's pool has no local queues ([`Stealable::new`]): its
 //! fork-join caller publishes a round's chunks at once and helps with
@@ -314,8 +321,10 @@ pub struct StealSnapshot {
     /// the publish path included, the others not: they never touch the
     /// pool's lock).
     pub published: u64,
-    /// Items taken under the pool's lock, ever (the shared queue's, and
-    /// stolen ones; not those a core pops from its own queue).
+    /// Items taken under the pool's lock, ever: the shared queue's, and
+    /// the one a core registering idle takes from a local queue (its own
+    /// or, stolen, another's); not those a core pops from its own queue
+    /// without the lock (a thief's loot included).
     pub taken: u64,
     /// Search wakes chosen, ever (each one wake of one core).
     pub search_wakes: u64,
@@ -451,8 +460,8 @@ pub struct Stealable<T> {
 }
 
 /// A core's own queue: items it pushed while running
-/// ([`Stealable::push_local`]), popped by their owner newest first without
-/// the pool's lock, and stolen oldest first by a core registering idle,
+/// ([`Stealable::push_local`]), popped by their owner oldest first without
+/// the pool's lock, and stolen (the older half) by a core registering idle,
 /// under the pool's lock (so at most one thief at a time). Lock order: the
 /// pool's lock, then a local queue's; the owner never holds its queue's
 /// lock while it takes the pool's.
@@ -467,8 +476,10 @@ pub struct Stealable<T> {
 /// the item; if the push's comes second, the registration's store happens
 /// before the pusher's read (its unlock synchronizes with the pusher's
 /// lock), so the pusher reads that count or a later one (later ones are
-/// stores under the pool's lock, and a core leaves the idle count only to
-/// look at the pool again, scanning too). So no item is pushed past a
+/// stores under the pool's lock; a core leaves the idle set only when a
+/// chooser chooses it, and it then looks, scanning too, or when it looks
+/// itself: in `take`, scanning, or in `before_pinned_work`, after whose
+/// pinned work it calls `take`). So no item is pushed past a
 /// core that goes on to halt unseen, with no fence: the queue's lock
 /// carries the order, and loom checks it as it is (`loom_steal`'s
 /// `local_*` models; the mutation run drops each half).
@@ -595,7 +606,7 @@ impl<T> Stealable<T> {
     /// lock only if it then reads some core registered idle, and chooses
     /// searchers there as a publication does (the push / registration
     /// pair, see `LocalQueue`); `wake(core)` for each after the lock. The
-    /// core pops its own items newest first in [`take`](Self::take).
+    /// core pops its own items oldest first in [`take`](Self::take).
     pub fn push_local(&self, searcher: &mut Searcher, item: T, wake: impl FnMut(usize)) -> Woken {
         let me = searcher.me;
         if !self.own_queue_open(searcher) {
@@ -629,7 +640,7 @@ impl<T> Stealable<T> {
             && !searcher.search_wake_seen
     }
 
-    /// The owner pops its newest item, without the pool's lock.
+    /// The owner pops its oldest item, without the pool's lock.
     fn pop_own(&self, me: usize) -> Option<T> {
         let local = &self.locals[me];
         // Only the owner pushes: a 0 read here is exact.
@@ -637,14 +648,14 @@ impl<T> Stealable<T> {
             return None;
         }
         let mut items = local.items.lock();
-        let item = items.pop_back();
+        let item = items.pop_front();
         local.len.store(items.len(), Ordering::Relaxed);
         item
     }
 
     /// A core found the shared queue empty and registers idle: the idle
     /// count is stored (with it) before any local queue is looked at, then
-    /// it looks at every core's queue in turn, its own first (newest item
+    /// it looks at every core's queue in turn, its own first (oldest item
     /// first there). From another core's it steals the older half of the
     /// items, oldest first: it returns the oldest and moves the rest onto
     /// its own queue (empty: its own was looked at first, and only its
@@ -664,7 +675,7 @@ impl<T> Stealable<T> {
             let local = &self.locals[victim];
             let mut items = local.items.lock();
             let item = if victim == me {
-                items.pop_back()
+                items.pop_front()
             } else {
                 let half = items.len().div_ceil(2);
                 loot.extend(items.drain(..half));
@@ -764,7 +775,7 @@ impl<T> Stealable<T> {
     }
 
     /// Called by a core with no pinned work: the next stealable item (its
-    /// own queue's newest first, without the pool's lock, when the core is
+    /// own queue's oldest first, without the pool's lock, when the core is
     /// not registered idle and has no search to settle; then the shared
     /// queue's oldest; then another core's queue, older half stolen), or
     /// `None` when every queue is empty, and then the core is registered idle
@@ -1163,7 +1174,7 @@ mod tests {
     }
 
     #[test]
-    fn an_own_queue_is_popped_newest_first_and_stolen_oldest_half_first() {
+    fn an_own_queue_is_popped_oldest_first_and_stolen_older_half_first() {
         let pool = Stealable::with_local_queues(2);
         // Core 0 runs a task (not registered idle); nobody is idle.
         let mut core_0 = Searcher::new(0);
@@ -1171,14 +1182,14 @@ mod tests {
             assert_eq!(push_local(&pool, &mut core_0, item), []);
         }
         assert_eq!(pool.snapshot().search_wakes, 0);
-        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(4));
-        // Core 1 looks: it steals the older half of the four left (0 and
-        // 1), runs the oldest and pops the other from its own queue.
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(0));
+        // Core 1 looks: it steals the older half of the four left (1 and
+        // 2), runs the oldest and pops the other from its own queue.
         let mut core_1 = Searcher::new(1);
-        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(0));
         assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(1));
         assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(2));
-        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(3));
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(3));
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(4));
         assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), None);
         assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), None);
         let counts = pool.snapshot();
@@ -1203,6 +1214,26 @@ mod tests {
             (counts.searching, counts.search_wakes, counts.over_chosen),
             (0, 2, 0)
         );
+    }
+
+    #[test]
+    fn a_thief_with_loot_and_a_ticket_takes_its_loot_before_it_registers_idle() {
+        let pool = Stealable::with_local_queues(2);
+        let mut core_1 = idle_cores(&pool, &[1]).remove(0);
+        let mut core_0 = Searcher::new(0);
+        assert_eq!(push_local(&pool, &mut core_0, 10), [1]);
+        assert_eq!(push_local(&pool, &mut core_0, 11), []);
+        assert_eq!(push_local(&pool, &mut core_0, 12), []);
+        // Core 1 looks before its ticket arrives: it steals 10 and 11,
+        // runs 10, and 11 waits in its own queue.
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(10));
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(12));
+        // Its ticket comes: the look under the lock must find the loot
+        // (its own queue first), not register idle past it.
+        core_1.search_wake_drained();
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), Some(11));
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), None);
+        assert_eq!(pool.snapshot().queued, 0);
     }
 
     #[test]

@@ -322,3 +322,72 @@ fn the_always_unpark_baseline_runs_every_shared_job() {
     let stats = pool.shutdown();
     assert_eq!(stats.panicked_jobs, 0, "{stats:?}");
 }
+
+/// A worker runs the jobs it spawns oldest first: a job that waits for an
+/// earlier spawn of the same worker finds it run, even with no other
+/// worker to steal it (with newest first, the waiting job ran first and
+/// waited for good).
+#[test]
+fn a_job_waiting_for_an_earlier_spawn_of_its_worker_completes() {
+    let pool = ThreadPool::new(PoolConfig::new(1));
+    let (result, results) = mpsc::channel();
+    pool.spawn(move |worker| {
+        let (sent, received) = mpsc::channel::<u32>();
+        worker.spawn(move |_| sent.send(7).unwrap());
+        worker.spawn(move |_| {
+            result.send(received.recv_timeout(HANG_GUARD)).unwrap();
+        });
+    });
+    assert_eq!(
+        results.recv_timeout(HANG_GUARD),
+        Ok(Ok(7)),
+        "the waiting job did not see the earlier spawn run"
+    );
+    let _ = pool.shutdown();
+}
+
+/// Two workers, both running (nobody is registered idle, so no spawn takes
+/// the pool's lock and nobody steals), each spawn a job and then a poller
+/// that respawns itself until both jobs have run (a cooperative yield): the
+/// pollers end. With newest first each worker ran its own poller forever.
+#[test]
+fn a_respawning_job_never_starves_an_earlier_spawn() {
+    struct Poll {
+        ran: [AtomicBool; 2],
+        give_up: AtomicBool,
+    }
+    fn poll(worker: &Worker<'_>, state: Arc<Poll>, done: mpsc::Sender<bool>) {
+        let both = state.ran.iter().all(|ran| ran.load(SeqCst));
+        if both || state.give_up.load(SeqCst) {
+            let _ = done.send(both);
+            return;
+        }
+        worker.spawn(move |worker| poll(worker, state, done));
+    }
+    let pool = ThreadPool::new(PoolConfig::new(2));
+    let state = Arc::new(Poll {
+        ran: [AtomicBool::new(false), AtomicBool::new(false)],
+        give_up: AtomicBool::new(false),
+    });
+    let both_running = Arc::new(std::sync::Barrier::new(2));
+    let (done, finished) = mpsc::channel();
+    for i in 0..2 {
+        let (state, both_running, done) =
+            (Arc::clone(&state), Arc::clone(&both_running), done.clone());
+        // Shared jobs: each runs on a worker not registered idle (it took
+        // the job from the shared queue), so its spawns go onto its own
+        // queue. The two meet at the barrier, so they run on two workers.
+        pool.spawn(move |worker| {
+            both_running.wait();
+            let mine = Arc::clone(&state);
+            worker.spawn(move |_| mine.ran[i].store(true, SeqCst));
+            worker.spawn(move |worker| poll(worker, state, done));
+        });
+    }
+    let outcome = finished.recv_timeout(HANG_GUARD);
+    // Ends the pollers if they did not end themselves, so that the pool
+    // can stop.
+    state.give_up.store(true, SeqCst);
+    assert_eq!(outcome, Ok(true), "a poller starved an earlier spawn");
+    let _ = pool.shutdown();
+}

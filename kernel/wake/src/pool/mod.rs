@@ -6,8 +6,10 @@
 //! * **Private work** ([`ThreadPool::submit`], [`Worker::submit`]) goes into
 //!   one worker's inbox, and the protocol decides whether that worker needs
 //!   an unpark: only a worker that committed to sleep is unparked, once.
-//! * **Shared work** ([`ThreadPool::spawn`], [`Worker::spawn`]) goes into one
-//!   [`Stealable`](crate::Stealable) queue, and the work-conserving rule
+//! * **Shared work** ([`ThreadPool::spawn`], [`Worker::spawn`]) goes into a
+//!   [`Stealable`](crate::Stealable) pool (a worker's spawns onto that
+//!   worker's own queue, oldest first, stolen by idle workers; the others
+//!   onto one shared queue), and the work-conserving rule
 //!   wakes as many sleeping workers as the work keeps busy, one searcher at
 //!   a time (its search wake is a private item of the woken worker, so it
 //!   cannot be lost for any reason a private wake cannot).

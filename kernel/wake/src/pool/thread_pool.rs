@@ -445,12 +445,13 @@ impl Worker<'_> {
     /// covers the job yet. From a private job that started while the
     /// worker was registered idle, onto the shared queue.
     ///
-    /// The worker runs its own queue **newest first** (as rayon's and
-    /// tokio's workers run their own spawns first), and an idle worker
-    /// steals the older half: a job that keeps spawning runs its latest
-    /// spawn next, and an older one waits for a thief or for the spawning
-    /// to stop. For first-in first-out order across the pool, spawn from a
-    /// [`Producer`] (the shared queue).
+    /// The worker runs its own queue **oldest first**, after the job that
+    /// spawned, and an idle worker steals the older half: a job that
+    /// respawns itself never runs ahead of an earlier spawn, and a job that
+    /// waits for an earlier spawn of its worker finds it run (with newest
+    /// first, rayon's order, neither holds). Across workers there is no
+    /// order: a thief may run a later spawn before the owner runs an
+    /// earlier one.
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
         let job: Job = Box::new(job);
         let mut searcher = self.searcher.borrow_mut();
