@@ -35,6 +35,11 @@ pub struct SchedStats {
     pub polls_caught: AtomicU64,
     /// Polls that saw the vCPU descheduled.
     pub polls_stolen: AtomicU64,
+    /// TSC ticks spent inside the stealable pool's calls (a publication, a
+    /// take, a look before pinned work): the wait for the pool's lock, its
+    /// critical section and the lock-free fast paths; not the search wakes
+    /// they choose, sent after.
+    pub pool_call_ticks: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner core writes.
@@ -57,6 +62,7 @@ impl SchedStats {
             polls: AtomicU64::new(0),
             polls_caught: AtomicU64::new(0),
             polls_stolen: AtomicU64::new(0),
+            pool_call_ticks: AtomicU64::new(0),
         }
     }
 }

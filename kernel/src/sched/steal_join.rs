@@ -135,7 +135,7 @@ impl StealJoin {
         // The search wakes are sent once the publication is done, not from
         // inside it, so that the stranding fault can decide on what the
         // publication saw (a later wake is the same as a slow waker).
-        let published = stealable::pool().publish(me, chunks, |_| {});
+        let published = stealable::timed_publish(me, chunks);
         let strand = number >= STRANDED_ROUND
             && !published.woke.is_empty()
             && published.others_idle + 1 == cores::count()
@@ -161,7 +161,7 @@ impl StealJoin {
         // never a searcher).
         Chunk { batch, index: 0 }.run();
         if !strand {
-            while let Some(chunk) = stealable::pool().try_take() {
+            while let Some(chunk) = stealable::timed_try_take() {
                 chunk.run();
             }
         }

@@ -11,8 +11,10 @@
 use super::core_sched;
 use super::idle_hooks::KernelSearchWakeHooks;
 use super::inbound::Inbound;
+use super::stats;
 use crate::arch::idle_platform::CorePlatform;
 use crate::arch::percpu;
+use crate::arch::tsc;
 use crate::exit::{ExitCode, exit};
 use crate::println;
 use alloc::sync::Arc;
@@ -20,7 +22,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use spin::{Mutex, Once};
 use vigil_proto::boot_params::{Fault, Key};
 use vigil_proto::serial_line::{HELD_SEARCH_PREFIX, STRANDED_PREFIX};
-use vigil_wake::{Searcher, State, StealSnapshot, Stealable, StrandWatch};
+use vigil_wake::{FAN_OUT, Published, Searcher, State, StealSnapshot, Stealable, StrandWatch};
 
 /// A unit of stealable work: index `index` of a batch's job.
 #[derive(Clone)]
@@ -72,18 +74,84 @@ pub fn enabled() -> bool {
 
 /// Search wakes chosen before the workload (the boot's empty rounds).
 static SEARCH_WAKES_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
+/// Contended acquisitions of the pool's lock before the workload.
+static LOCK_CONTENDED_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
+/// Ticks in the pool's calls, summed over cores, before the workload.
+static POOL_CALL_TICKS_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
 
-/// Keeps the search wakes chosen so far, from the main task before its
-/// workload (the `pool:` line counts the workload's own).
+/// Keeps the search wakes chosen so far, the pool lock's contended
+/// acquisitions and the ticks spent in the pool's calls, from the main
+/// task before its workload (the `pool:` line counts the workload's own).
 pub fn mark_workload_start() {
     if enabled() {
-        SEARCH_WAKES_BEFORE_WORKLOAD.store(pool().snapshot().search_wakes, Ordering::Relaxed);
+        let counts = pool().snapshot();
+        SEARCH_WAKES_BEFORE_WORKLOAD.store(counts.search_wakes, Ordering::Relaxed);
+        LOCK_CONTENDED_BEFORE_WORKLOAD.store(counts.lock_contended, Ordering::Relaxed);
+        POOL_CALL_TICKS_BEFORE_WORKLOAD.store(pool_call_ticks(), Ordering::Relaxed);
     }
 }
 
 /// Search wakes chosen before the workload.
 pub fn search_wakes_before_workload() -> u64 {
     SEARCH_WAKES_BEFORE_WORKLOAD.load(Ordering::Relaxed)
+}
+
+/// Since the workload started: the acquisitions of the pool's lock that
+/// found it held, and the microseconds every core spent in the pool's
+/// calls (summed over cores; each core's count is its own, read Relaxed:
+/// read after the workload, when the rounds are over).
+pub fn lock_cost_of_workload() -> (u64, u64) {
+    let contended =
+        pool().snapshot().lock_contended - LOCK_CONTENDED_BEFORE_WORKLOAD.load(Ordering::Relaxed);
+    let ticks = pool_call_ticks() - POOL_CALL_TICKS_BEFORE_WORKLOAD.load(Ordering::Relaxed);
+    (contended, tsc::ticks_to_us(ticks))
+}
+
+/// Ticks every core spent in the pool's calls so far.
+fn pool_call_ticks() -> u64 {
+    core_sched::cores()
+        .iter()
+        .map(|core| core.stats.pool_call_ticks.load(Ordering::Relaxed))
+        .sum()
+}
+
+/// Runs `call`, one call into the pool, its search wakes collected; adds
+/// the ticks it took to this core's `pool_call_ticks`, then sends the
+/// wakes (so the count is the pool's: its lock's wait and its critical
+/// section, not the wakes' inbox pushes and IPIs). The wakes go out in the
+/// order chosen, as they would from inside the call, after its unlock.
+fn timed<R>(call: impl FnOnce(&mut dyn FnMut(usize)) -> R) -> R {
+    let mut chosen = [0usize; FAN_OUT];
+    let mut count = 0;
+    let start = tsc::now();
+    let result = call(&mut |core| {
+        chosen[count] = core;
+        count += 1;
+    });
+    stats::add(
+        &core_sched::this_core().stats.pool_call_ticks,
+        tsc::now().saturating_sub(start),
+    );
+    for &core in &chosen[..count] {
+        search_wake(core);
+    }
+    result
+}
+
+/// A take from the idle loop, timed (see [`timed`]).
+fn timed_take(searcher: &mut Searcher) -> Option<Chunk> {
+    timed(|wake| pool().take(searcher, wake))
+}
+
+/// A publication of a round's chunks, timed (see [`timed`]); the search
+/// wakes are the caller's to send (`Published::woke`).
+pub fn timed_publish(me: usize, chunks: impl IntoIterator<Item = Chunk>) -> Published {
+    timed(|_| pool().publish(me, chunks, |_| {}))
+}
+
+/// A take by a running round's caller, timed (see [`timed`]).
+pub fn timed_try_take() -> Option<Chunk> {
+    timed(|_| pool().try_take())
 }
 
 /// The pool.
@@ -271,7 +339,7 @@ pub fn take(searcher: &mut Searcher) -> Option<Chunk> {
         pool().skip_look(searcher);
         return None;
     }
-    let chunk = pool().take(searcher, search_wake)?;
+    let chunk = timed_take(searcher)?;
     RUN_BY_IDLE_LOOPS.fetch_add(1, Ordering::Relaxed);
     Some(chunk)
 }
@@ -280,7 +348,7 @@ pub fn take(searcher: &mut Searcher) -> Option<Chunk> {
 pub fn before_pinned_work(searcher: &mut Searcher) {
     if enabled() && !is_busy_searcher(searcher.core()) {
         count_look(searcher.core());
-        pool().before_pinned_work(searcher, search_wake);
+        timed(|wake| pool().before_pinned_work(searcher, wake));
     }
 }
 

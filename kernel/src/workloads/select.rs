@@ -50,21 +50,26 @@ pub fn run(params: &BootParams) -> ExitCode {
 }
 
 /// `pool: kind=steal chunks=2 work_us=41 rounds=1000
-/// cores_per_round_median=2 min=1 max=3 search_wakes=N`: the round plan
-/// and how many distinct cores ran each fork-join round's work (the
-/// host's bench reads it).
+/// cores_per_round_median=2 min=1 max=3 search_wakes=N lock_contended=N
+/// pool_call_us=N`: the round plan, how many distinct cores ran each
+/// fork-join round's work, and what the stealable pool's lock cost the
+/// workload (acquisitions that found it held; microseconds in the pool's
+/// calls, summed over cores) (the host's bench reads it).
 fn print_pool_line(plan: crate::sched::round_plan::RoundPlan) {
     let Some((rounds, median, min, max)) = crate::sched::fork_join::cores_per_round() else {
         return;
     };
-    let search_wakes = if crate::sched::stealable::enabled() {
-        crate::sched::stealable::pool().snapshot().search_wakes
-            - crate::sched::stealable::search_wakes_before_workload()
+    let (search_wakes, (lock_contended, pool_call_us)) = if crate::sched::stealable::enabled() {
+        (
+            crate::sched::stealable::pool().snapshot().search_wakes
+                - crate::sched::stealable::search_wakes_before_workload(),
+            crate::sched::stealable::lock_cost_of_workload(),
+        )
     } else {
-        0
+        (0, (0, 0))
     };
     println!(
-        "pool: kind={} chunks={} work_us={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes}",
+        "pool: kind={} chunks={} work_us={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes} lock_contended={lock_contended} pool_call_us={pool_call_us}",
         plan.pool.name(),
         plan.chunks,
         plan.work_ns / 1000,

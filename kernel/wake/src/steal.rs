@@ -333,6 +333,9 @@ pub struct StealSnapshot {
     /// Choices, ever, that left more searchers than queued items: the herd
     /// bound broken (see the module docs). 0 unless the rule is broken.
     pub over_chosen: u64,
+    /// Acquisitions of the pool's lock that found it held and waited, ever
+    /// (kernel builds only: 0 hosted and under loom).
+    pub lock_contended: u64,
 }
 
 /// One core's part in the rule: whether it is the chosen searcher and
@@ -1023,6 +1026,7 @@ impl<T> Stealable<T> {
             search_wakes: m.search_wakes.load(OBSERVED),
             tickets_pending: m.tickets_pending.load(OBSERVED),
             over_chosen: m.over_chosen.load(OBSERVED),
+            lock_contended: self.shared.contended_acquisitions(),
         }
     }
 

@@ -58,6 +58,12 @@ use spin as _;
 pub(crate) struct Mutex<T> {
     #[cfg(all(not(loom), not(test), not(feature = "std")))]
     inner: spin::mutex::SpinMutex<T, Relax>,
+    /// Kernel builds: acquisitions that found the lock held and waited (a
+    /// statistic no decision reads: `core`'s atomic, Relaxed, written only
+    /// on the waiting path, so an uncontended acquisition is the one
+    /// compare-exchange it was before, with no write of the count).
+    #[cfg(all(not(loom), not(test), not(feature = "std")))]
+    contended: core::sync::atomic::AtomicU64,
     #[cfg(all(not(loom), any(test, feature = "std")))]
     inner: std::sync::Mutex<T>,
     #[cfg(loom)]
@@ -80,6 +86,8 @@ impl<T> Mutex<T> {
         Self {
             #[cfg(all(not(loom), not(test), not(feature = "std")))]
             inner: spin::mutex::SpinMutex::new(value),
+            #[cfg(all(not(loom), not(test), not(feature = "std")))]
+            contended: core::sync::atomic::AtomicU64::new(0),
             #[cfg(all(not(loom), any(test, feature = "std")))]
             inner: std::sync::Mutex::new(value),
             #[cfg(loom)]
@@ -91,6 +99,11 @@ impl<T> Mutex<T> {
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         #[cfg(all(not(loom), not(test), not(feature = "std")))]
         {
+            if let Some(guard) = self.inner.try_lock() {
+                return guard;
+            }
+            self.contended
+                .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
             self.inner.lock()
         }
         #[cfg(all(not(loom), any(test, feature = "std")))]
@@ -113,6 +126,21 @@ impl<T> Mutex<T> {
             self.inner
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+    }
+
+    /// Acquisitions that found the lock held and waited, ever: counted in
+    /// kernel builds only (0 hosted and under loom, where a waiter blocks
+    /// instead of spinning and the count would be another branch for the
+    /// model to explore).
+    pub(crate) fn contended_acquisitions(&self) -> u64 {
+        #[cfg(all(not(loom), not(test), not(feature = "std")))]
+        {
+            self.contended.load(core::sync::atomic::Ordering::Relaxed)
+        }
+        #[cfg(any(loom, test, feature = "std"))]
+        {
+            0
         }
     }
 }

@@ -72,6 +72,13 @@ pub struct ConfigSummary {
     /// Each boot's chunks per round from its `pool:` line: the round
     /// plan's choice, from what that boot measured of the host.
     pub chunks_per_round: Option<Spread>,
+    /// Each boot's microseconds in the stealable pool's calls per round
+    /// (summed over cores: the lock's wait and its critical section), from
+    /// its `pool:` line.
+    pub pool_call_us_per_round: Option<Spread>,
+    /// Each boot's acquisitions of the stealable pool's lock that found it
+    /// held, per round, from its `pool:` line.
+    pub lock_contended_per_round: Option<Spread>,
     /// Wake IPIs that ended no halt with work waiting, over wake IPIs sent,
     /// both counted at the destination (the sleeper's side).
     pub needless_ipi_share: Option<Spread>,
@@ -140,6 +147,14 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 ),
                 chunks_per_round: Spread::of(
                     ok.iter().filter_map(|run| Some(run.pool()?.chunks? as f64)),
+                ),
+                pool_call_us_per_round: Spread::of(
+                    ok.iter()
+                        .filter_map(|run| run.pool()?.pool_call_us_per_round()),
+                ),
+                lock_contended_per_round: Spread::of(
+                    ok.iter()
+                        .filter_map(|run| run.pool()?.lock_contended_per_round()),
                 ),
                 needless_ipi_share: Spread::of(
                     ok.iter().filter_map(|run| run.totals?.needless_ipi_share()),
@@ -412,6 +427,7 @@ fn render_grid_table(
         "IPIs/iter",
         "IPIs/wakeups/spurious per core",
         "needless",
+        "pool µs/lock waits per round",
     ];
     if compute {
         headers.push("efficiency");
@@ -454,6 +470,15 @@ fn render_grid_table(
                 "n/a".to_string()
             } else {
                 percent(summary.needless_ipi_share)
+            },
+            if summary.pool_call_us_per_round.is_none() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{}/{}",
+                    median(summary.pool_call_us_per_round, 1),
+                    median(summary.lock_contended_per_round, 2),
+                )
             },
         ];
         if compute {
@@ -864,6 +889,14 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         (
             "cores_per_round",
             "per boot: cores_per_round_median of the kernel's `pool:` line (distinct cores that ran a fork-join round's work, median over rounds); summarised over boots with the line (Laplace only)",
+        ),
+        (
+            "pool_call_us_per_round",
+            "per boot: pool_call_us / rounds of the kernel's `pool:` line (microseconds every core spent in the stealable pool's calls, the wait for its lock and its critical section, summed over cores, over the workload); summarised over boots with the line (Laplace only; a pinned pool's is 0)",
+        ),
+        (
+            "lock_contended_per_round",
+            "per boot: lock_contended / rounds of the kernel's `pool:` line (acquisitions of the stealable pool's lock that found it held); summarised over boots with the line (Laplace only)",
         ),
         (
             "chunks_per_round",

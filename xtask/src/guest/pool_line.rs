@@ -1,10 +1,12 @@
 //! The kernel's fork-join pool line, printed after a Laplace run:
 //! `[c0] pool: kind=steal chunks=2 work_us=41 rounds=1000
 //! cores_per_round_median=1 min=1 max=5 search_wakes=577` (`kind=pinned`
-//! for the pinned pool, with `search_wakes=0`): the round plan's choice
-//! (pool, chunks per round, a round's measured work on one core) and what
-//! the rounds did. The bench reads the chunks and how many distinct cores
-//! ran each round's work from it.
+//! for the pinned pool, with `search_wakes=0`), then `lock_contended=N
+//! pool_call_us=N`: the round plan's choice (pool, chunks per round, a
+//! round's measured work on one core), what the rounds did, and what the
+//! stealable pool's lock cost them. The bench reads the chunks, how many
+//! distinct cores ran each round's work and the lock's cost per round
+//! from it.
 
 use serde::Serialize;
 
@@ -34,6 +36,12 @@ pub struct PoolLine {
     pub max: u64,
     /// Wakes of an idle core to search for stealable work (0 when pinned).
     pub search_wakes: u64,
+    /// Acquisitions of the stealable pool's lock that found it held, over
+    /// the workload (`None`: not printed, an older kernel).
+    pub lock_contended: Option<u64>,
+    /// Microseconds every core spent in the stealable pool's calls (its
+    /// lock's wait included), summed over cores, over the workload.
+    pub pool_call_us: Option<u64>,
 }
 
 impl PoolLine {
@@ -56,7 +64,21 @@ impl PoolLine {
             min: number("min")?,
             max: number("max")?,
             search_wakes: number("search_wakes")?,
+            lock_contended: number("lock_contended"),
+            pool_call_us: number("pool_call_us"),
         })
+    }
+
+    /// Microseconds in the pool's calls per round, summed over cores.
+    pub fn pool_call_us_per_round(&self) -> Option<f64> {
+        let us = self.pool_call_us?;
+        (self.rounds > 0).then(|| us as f64 / self.rounds as f64)
+    }
+
+    /// Contended acquisitions of the pool's lock per round.
+    pub fn lock_contended_per_round(&self) -> Option<f64> {
+        let contended = self.lock_contended?;
+        (self.rounds > 0).then(|| contended as f64 / self.rounds as f64)
     }
 
     /// The last pool line in a serial log, if any.
@@ -76,7 +98,7 @@ mod tests {
     #[test]
     fn the_kernel_lines_parse() {
         let serial = "[c0] laplace: size=64 iterations=1000 workers=2 elapsed_us=1 residual=0 checksum=0x0\n\
-                      [c0] pool: kind=steal chunks=2 work_us=41 rounds=1000 cores_per_round_median=1 min=1 max=5 search_wakes=577\r\n\
+                      [c0] pool: kind=steal chunks=2 work_us=41 rounds=1000 cores_per_round_median=1 min=1 max=5 search_wakes=577 lock_contended=250 pool_call_us=4000\r\n\
                       [c0] VIGIL-STATS {}\n";
         assert_eq!(
             PoolLine::find_in(serial),
@@ -89,8 +111,13 @@ mod tests {
                 min: 1,
                 max: 5,
                 search_wakes: 577,
+                lock_contended: Some(250),
+                pool_call_us: Some(4000),
             })
         );
+        let line = PoolLine::find_in(serial).unwrap();
+        assert_eq!(line.pool_call_us_per_round(), Some(4.0));
+        assert_eq!(line.lock_contended_per_round(), Some(0.25));
         let pinned = PoolLine::find_in(
             "[c0] pool: kind=pinned rounds=20 cores_per_round_median=2 min=2 max=2 search_wakes=0",
         )
@@ -98,6 +125,7 @@ mod tests {
         assert_eq!(pinned.kind, "pinned");
         assert_eq!(pinned.chunks, None);
         assert_eq!(pinned.cores_per_round_median, 2);
+        assert_eq!(pinned.pool_call_us_per_round(), None);
     }
 
     #[test]
