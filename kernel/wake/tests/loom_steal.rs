@@ -182,6 +182,25 @@ fn local_push_three_items_two_cores() {
     );
 }
 
+const BUSY_CORE_1: &[Act] = &[Act::Pinned(1, long_job(2))];
+
+/// (i), (iv): core 1 is busy with a pinned job (registered idle, marked
+/// busy) when core 0 pushes onto its own queue and waits: core 0 reads the
+/// idle count, takes the pool's lock and passes over the busy core, so
+/// only the queued count it stores (local items included) before its
+/// fence sends core 1, back from its job, to look instead of halting.
+#[test]
+fn local_push_past_a_busy_core_two_cores() {
+    run(
+        "steal, core 0 pushes onto its own queue and waits, core 1 busy with a pinned job, 2 cores",
+        StealScenario {
+            script: BUSY_CORE_1,
+            preemption_bound: 2,
+            ..scenario(2, &[1], Publisher::Core0Local)
+        },
+    );
+}
+
 /// A producer's script on 3 driver cores.
 const fn scripted(script: &'static [Act], preemption_bound: usize) -> StealScenario {
     StealScenario {

@@ -104,6 +104,12 @@ pub const STEAL_LOCAL: Model = Model {
     test: "loom_steal",
     filter: Some("local_push"),
 };
+/// The stealable pool's model of a core pushing onto its own queue past a
+/// core busy with pinned work.
+pub const STEAL_LOCAL_BUSY: Model = Model {
+    test: "loom_steal",
+    filter: Some("local_push_past_a_busy_core"),
+};
 /// The stealable pool's two-publication producer model.
 pub const STEAL_TWO_PUBLICATIONS: Model = Model {
     test: "loom_steal",
@@ -857,6 +863,30 @@ pub static MUTANTS: &[Mutant] = &[
         find: "        let queued = self.queued(shared);\n",
         replace: "        let queued = shared.queue.len(); // MUTANT: local items not counted\n",
         model: STEAL_LOCAL,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The queued count mirrored at the unlock leaves the local items out:
+    // a busy core passed over reads 0 after its pinned work and halts.
+    Mutant {
+        name: "steal-local-items-not-mirrored",
+        file: "src/steal.rs",
+        find: "        m.queued.store(self.queued(&shared), Ordering::Relaxed);\n",
+        replace: "        m.queued.store(shared.queue.len(), Ordering::Relaxed); // MUTANT: local items not mirrored\n",
+        model: STEAL_LOCAL_BUSY,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The chooser's half of the queued / busy pair leaves the local items
+    // out of the count it stores before its fence.
+    Mutant {
+        name: "steal-local-items-not-stored-by-the-chooser",
+        file: "src/steal.rs",
+        find: "        self.mirror.queued.store(queued, Ordering::Relaxed);\n",
+        replace: "        self.mirror.queued.store(shared.queue.len(), Ordering::Relaxed); // MUTANT\n",
+        model: STEAL_LOCAL_BUSY,
         killed_by: &[BLOCKED],
         quick: true,
         ..Mutant::BASE
