@@ -36,9 +36,11 @@ pub struct SchedStats {
     /// Polls that saw the vCPU descheduled.
     pub polls_stolen: AtomicU64,
     /// TSC ticks spent inside the stealable pool's calls (a publication, a
-    /// take, a look before pinned work): the wait for the pool's lock, its
-    /// critical section and the lock-free fast paths; not the search wakes
-    /// they choose, sent after.
+    /// take from the idle loop or by a round's caller, a look before pinned
+    /// work): the wait for the pool's lock, its critical section, the
+    /// lock-free fast paths, and any time the host descheduled the vCPU
+    /// inside the call (the TSC follows the host's time under TCG); not
+    /// the search wakes they choose, sent after.
     pub pool_call_ticks: AtomicU64,
 }
 

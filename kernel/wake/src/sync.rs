@@ -58,7 +58,9 @@ use spin as _;
 pub(crate) struct Mutex<T> {
     #[cfg(all(not(loom), not(test), not(feature = "std")))]
     inner: spin::mutex::SpinMutex<T, Relax>,
-    /// Kernel builds: acquisitions that found the lock held and waited (a
+    /// Kernel builds: acquisitions that found the lock held and waited,
+    /// counted for every lock of the crate (the inboxes' too; only the
+    /// stealable pool's is reported, in its snapshot) (a
     /// statistic no decision reads: `core`'s atomic, Relaxed, written only
     /// on the waiting path, so an uncontended acquisition is the one
     /// compare-exchange it was before, with no write of the count).

@@ -73,8 +73,9 @@ pub struct ConfigSummary {
     /// plan's choice, from what that boot measured of the host.
     pub chunks_per_round: Option<Spread>,
     /// Each boot's microseconds in the stealable pool's calls per round
-    /// (summed over cores: the lock's wait and its critical section), from
-    /// its `pool:` line.
+    /// (summed over cores: the lock's wait, its critical section, the
+    /// lock-free fast paths, and any time the vCPU was descheduled inside
+    /// a call), from its `pool:` line.
     pub pool_call_us_per_round: Option<Spread>,
     /// Each boot's acquisitions of the stealable pool's lock that found it
     /// held, per round, from its `pool:` line.
@@ -892,7 +893,7 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         ),
         (
             "pool_call_us_per_round",
-            "per boot: pool_call_us / rounds of the kernel's `pool:` line (microseconds every core spent in the stealable pool's calls, the wait for its lock and its critical section, summed over cores, over the workload); summarised over boots with the line (Laplace only; a pinned pool's is 0)",
+            "per boot: pool_call_us / rounds of the kernel's `pool:` line (microseconds every core spent in the stealable pool's calls, summed over cores, over the workload: the wait for its lock, its critical section, the lock-free fast paths, and any time the host descheduled the vCPU inside a call; an upper bound on the lock's wait); summarised over boots with the line (Laplace only; 0 with pool=pinned, where no call is made)",
         ),
         (
             "lock_contended_per_round",
