@@ -11,3 +11,4 @@ mod platform_tests;
 mod round_plan_tests;
 mod sched_tests;
 mod smp_tests;
+mod steal_report_tests;

@@ -2,7 +2,8 @@
 
 use super::runner::TestCase;
 use super::{
-    fault_tests, heap_tests, params_tests, platform_tests, round_plan_tests, sched_tests, smp_tests,
+    fault_tests, heap_tests, params_tests, platform_tests, round_plan_tests, sched_tests,
+    smp_tests, steal_report_tests,
 };
 
 /// The whole suite.
@@ -41,6 +42,7 @@ pub static ALL: &[TestCase] = &[
     sched_tests::FORK_JOIN_ROUNDS,
     sched_tests::STEAL_JOIN_ROUNDS,
     sched_tests::STEAL_BESIDE_BUSY_CORE,
+    steal_report_tests::REPORTED_WHEN_IDLE,
     sched_tests::STORM,
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,

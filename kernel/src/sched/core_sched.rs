@@ -242,6 +242,11 @@ pub fn run_core(me: usize) -> ! {
     );
     let mut batch = VecDeque::new();
     let mut searcher = stealable::searcher_for(me);
+    // The last chunk run here, reported done after the next call into the
+    // pool (`Chunk::run_report_later` says why). Every path through the
+    // loop makes that call before it can halt: `take` or
+    // `before_pinned_work`.
+    let mut unreported: Option<stealable::DoneChunk> = None;
     loop {
         // Whichever core passes its idle loop when a scan is due runs it
         // (a compare-exchange elects one per period): the detectors no
@@ -253,11 +258,18 @@ pub fn run_core(me: usize) -> ! {
         let next = core.run_queue.lock().pop_front();
         if let Some(task) = next {
             stealable::before_pinned_work(&mut searcher);
+            if let Some(done) = unreported.take() {
+                done.report();
+            }
             core.run(task);
             continue;
         }
-        if let Some(chunk) = stealable::take(&mut searcher) {
-            chunk.run();
+        let chunk = stealable::take(&mut searcher);
+        if let Some(done) = unreported.take() {
+            done.report();
+        }
+        if let Some(chunk) = chunk {
+            unreported = Some(chunk.run_report_later());
             crate::chaos::delay(crate::chaos::Point::AfterChunk);
             continue;
         }

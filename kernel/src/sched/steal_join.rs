@@ -32,6 +32,9 @@ impl ChunkBatch for Round {
     fn run_chunk(&self, index: usize, core: usize) {
         (self.job)(index);
         self.ran_on[core / 64].fetch_or(1 << (core % 64), Ordering::Relaxed);
+    }
+
+    fn chunk_done(&self) {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.done.count_down();
         }

@@ -43,12 +43,54 @@ impl core::fmt::Debug for Chunk {
 pub trait ChunkBatch: Send + Sync {
     /// Runs chunk `index` on core `core`.
     fn run_chunk(&self, index: usize, core: usize);
+
+    /// Tells the batch one of its chunks has run (a round counts down to
+    /// its join here), after [`run_chunk`](Self::run_chunk); possibly
+    /// later than that, see [`Chunk::run_report_later`].
+    fn chunk_done(&self) {}
 }
 
 impl Chunk {
-    /// Runs it on this core.
+    /// Runs it on this core and reports it done.
     pub fn run(self) {
         self.batch.run_chunk(self.index, percpu::current_index());
+        self.batch.chunk_done();
+    }
+
+    /// Runs it on this core; the report that it is done is left to the
+    /// caller ([`DoneChunk::report`]).
+    ///
+    /// The idle loop reports a chunk after its next call into the pool
+    /// (before it can halt: every way through the loop makes one). When
+    /// that call is a look that finds the queue empty, it registers the
+    /// core idle, so a round's join does not open before the core that ran
+    /// its last chunk is back in the idle set: the next round's
+    /// publication finds it there (the lowest idle core, still polling)
+    /// and gives it the search. Reported straight after the chunk, the
+    /// join raced the core's way back: the publication often found only
+    /// halted cores and woke one with an IPI while the core back from its
+    /// chunk took the work. With more vCPUs than host cores that woken
+    /// vCPU was one runnable thread too many, and a round whose chunk it
+    /// held waited for its next time slice (sync-heavy Laplace at 4 vCPUs
+    /// on 2 host cores: 13-71 wake IPIs a run and rounds of 3.5 and 8 ms
+    /// among rounds of 35-45 µs; with the report after the look, cores 2
+    /// and 3 woke once in the whole run).
+    pub fn run_report_later(self) -> DoneChunk {
+        self.batch.run_chunk(self.index, percpu::current_index());
+        DoneChunk { batch: self.batch }
+    }
+}
+
+/// A chunk that has run and is not reported yet ([`Chunk::run_report_later`]).
+#[must_use = "a round waits for every chunk's report"]
+pub struct DoneChunk {
+    batch: Arc<dyn ChunkBatch>,
+}
+
+impl DoneChunk {
+    /// Reports the chunk done.
+    pub fn report(self) {
+        self.batch.chunk_done();
     }
 }
 

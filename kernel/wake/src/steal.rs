@@ -1013,6 +1013,15 @@ impl<T> Stealable<T> {
         others
     }
 
+    /// Whether `core` is registered idle now (under the lock: exact at the
+    /// moment it is read).
+    pub fn is_idle(&self, core: usize) -> bool {
+        let shared = self.shared.lock();
+        let idle = shared.idle.contains(core);
+        self.unlock(shared, Woken::NONE, |_| {});
+        idle
+    }
+
     /// The pool's counts now.
     pub fn snapshot(&self) -> StealSnapshot {
         let m = &self.mirror;
