@@ -43,6 +43,7 @@ pub static ALL: &[TestCase] = &[
     sched_tests::STEAL_JOIN_ROUNDS,
     sched_tests::STEAL_BESIDE_BUSY_CORE,
     steal_report_tests::REPORTED_WHEN_IDLE,
+    steal_report_tests::CALLER_WOKEN_BY_ITS_OWN_CORE,
     sched_tests::STORM,
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,

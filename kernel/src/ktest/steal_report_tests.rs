@@ -3,10 +3,12 @@
 //! registered idle again, so that a round's join never opens while the
 //! core that ran its last chunk is still on its way back to the pool, and
 //! the next round's publication finds it there instead of waking a halted
-//! core.
+//! core; and a report that wakes a task on the reporting core itself is
+//! seen before that core halts.
 
 use super::runner::{TestCase, TestResult};
 use crate::sched::stealable::{self, Chunk, ChunkBatch};
+use crate::sched::latch::Latch;
 use crate::sched::{core_sched, wakeup};
 use crate::smp::cores;
 use crate::{ensure, require};
@@ -16,6 +18,11 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub const REPORTED_WHEN_IDLE: TestCase = TestCase {
     name: "sched::steal_chunk_reported_when_idle",
     run: reported_when_idle,
+};
+
+pub const CALLER_WOKEN_BY_ITS_OWN_CORE: TestCase = TestCase {
+    name: "sched::steal_caller_woken_by_its_own_core",
+    run: caller_woken_by_its_own_core,
 };
 
 /// Rounds of one published chunk each.
@@ -86,5 +93,44 @@ fn reported_when_idle() -> TestResult {
         "{not_idle} of {ROUNDS} chunks were reported done by a core not registered idle in the pool (last: core {}): a round's join opened before the core that ran its chunk was back in the idle set",
         reports.last_not_idle.load(Ordering::Relaxed)
     );
+    Ok(())
+}
+
+/// Rounds of one chunk whose publisher waits without helping.
+const UNHELPED_ROUNDS: usize = 20;
+
+/// Publishes one chunk and blocks on a latch its report opens, without
+/// taking the chunk itself; on one core (and whenever the others are
+/// slower) this core's own idle loop runs the chunk and reports it, and
+/// that report makes the waiting task runnable on this core's run queue,
+/// with no inbox item and no IPI. The idle loop must look at its run queue
+/// again before it halts: with the report followed straight by the halt
+/// path, the first round hangs on one core (the halt waits for an IPI
+/// nobody sends).
+fn caller_woken_by_its_own_core() -> TestResult {
+    require!(stealable::enabled(), "needs pool=steal (the default)");
+    require!(
+        core_sched::policy().halts(),
+        "policy {} never halts",
+        core_sched::policy().name()
+    );
+    struct Opens(Latch);
+    impl ChunkBatch for Opens {
+        fn run_chunk(&self, _index: usize, _core: usize) {}
+
+        fn chunk_done(&self) {
+            self.0.count_down();
+        }
+    }
+    let me = crate::arch::percpu::current_index();
+    for _ in 0..UNHELPED_ROUNDS {
+        let opens = Arc::new(Opens(Latch::new(1)));
+        let batch: Arc<dyn ChunkBatch> = opens.clone();
+        let published = stealable::pool().publish(me, [Chunk { batch, index: 0 }], |_| {});
+        for &core in published.woke.as_slice() {
+            stealable::search_wake(core);
+        }
+        opens.0.wait();
+    }
     Ok(())
 }

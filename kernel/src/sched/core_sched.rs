@@ -243,9 +243,10 @@ pub fn run_core(me: usize) -> ! {
     let mut batch = VecDeque::new();
     let mut searcher = stealable::searcher_for(me);
     // The last chunk run here, reported done after the next call into the
-    // pool (`Chunk::run_report_later` says why). Every path through the
-    // loop makes that call before it can halt: `take` or
-    // `before_pinned_work`.
+    // pool (`Chunk::run_report_later` says why): every path through the
+    // loop reports it before it can halt, after `take` or
+    // `before_pinned_work`, and a pass that reported goes round again
+    // before it halts.
     let mut unreported: Option<stealable::DoneChunk> = None;
     loop {
         // Whichever core passes its idle loop when a scan is due runs it
@@ -265,12 +266,22 @@ pub fn run_core(me: usize) -> ! {
             continue;
         }
         let chunk = stealable::take(&mut searcher);
-        if let Some(done) = unreported.take() {
-            done.report();
-        }
+        let reported = unreported
+            .take()
+            .map(stealable::DoneChunk::report)
+            .is_some();
         if let Some(chunk) = chunk {
             unreported = Some(chunk.run_report_later());
             crate::chaos::delay(crate::chaos::Point::AfterChunk);
+            continue;
+        }
+        // A report may have made a task runnable here: the last chunk of a
+        // round whose caller waits on this core opens its latch, and that
+        // wake puts the caller on this run queue with no inbox item and no
+        // IPI, which the halt below would not see. So back to the top,
+        // where the run queue is looked at (the next `take` finds this
+        // core registered idle already).
+        if reported {
             continue;
         }
         // Never `MachineStopped` on this platform.

@@ -60,13 +60,17 @@ impl Chunk {
     /// Runs it on this core; the report that it is done is left to the
     /// caller ([`DoneChunk::report`]).
     ///
-    /// The idle loop reports a chunk after its next call into the pool
-    /// (before it can halt: every way through the loop makes one). When
-    /// that call is a look that finds the queue empty, it registers the
-    /// core idle, so a round's join does not open before the core that ran
-    /// its last chunk is back in the idle set: the next round's
-    /// publication finds it there (the lowest idle core, still polling)
-    /// and gives it the search. Reported straight after the chunk, the
+    /// The idle loop reports a chunk after its next pass to the pool
+    /// (`take`, or `before_pinned_work` when a task came), and before it can
+    /// halt. When that pass is a look that finds the queue empty, it
+    /// registers the core idle, so a round's join does not open before the
+    /// core that ran its last chunk is back in the idle set: the next
+    /// round's publication finds it there and, when it is the lowest idle
+    /// core that has not published (the usual case: the caller published),
+    /// gives it the search, a ticket and no IPI while it still polls. A
+    /// report can make a task runnable on the reporting core (the round's
+    /// caller, when it waits there), so the idle loop looks at its run
+    /// queue again after a report before it halts. Reported straight after the chunk, the
     /// join raced the core's way back: the publication often found only
     /// halted cores and woke one with an IPI while the core back from its
     /// chunk took the work. With more vCPUs than host cores that woken
