@@ -385,12 +385,7 @@ fn steal_beside_busy_core() -> TestResult {
         n >= 3,
         "needs at least 3 cores (a busy core, a publisher and a halted core), have {n}"
     );
-    require!(stealable::enabled(), "needs pool=steal (the default)");
-    require!(
-        core_sched::policy().halts(),
-        "policy {} never halts",
-        core_sched::policy().name()
-    );
+    super::steal_report_tests::steal_pool_that_halts()?;
     struct Shared {
         long_running: AtomicBool,
         /// Chunks run (Release by each chunk; Acquire by the long task and

@@ -25,6 +25,18 @@ pub const CALLER_WOKEN_BY_ITS_OWN_CORE: TestCase = TestCase {
     run: caller_woken_by_its_own_core,
 };
 
+/// Skips a test that needs the stealable pool and cores that halt (the
+/// defaults) when either is ruled out.
+pub fn steal_pool_that_halts() -> TestResult {
+    require!(stealable::enabled(), "needs pool=steal (the default)");
+    require!(
+        core_sched::policy().halts(),
+        "policy {} never halts",
+        core_sched::policy().name()
+    );
+    Ok(())
+}
+
 /// Rounds of one published chunk each.
 const ROUNDS: u64 = 200;
 
@@ -36,12 +48,7 @@ const ROUNDS: u64 = 200;
 fn reported_when_idle() -> TestResult {
     let n = cores::count();
     require!(n >= 2, "needs another core to run the chunks, have {n}");
-    require!(stealable::enabled(), "needs pool=steal (the default)");
-    require!(
-        core_sched::policy().halts(),
-        "policy {} never halts",
-        core_sched::policy().name()
-    );
+    steal_pool_that_halts()?;
     struct Reports {
         /// Chunks reported (Release by each report, after its check;
         /// Acquire by the publisher, which then sees the check's counts).
@@ -108,12 +115,7 @@ const UNHELPED_ROUNDS: usize = 20;
 /// path, the first round hangs on one core (the halt waits for an IPI
 /// nobody sends).
 fn caller_woken_by_its_own_core() -> TestResult {
-    require!(stealable::enabled(), "needs pool=steal (the default)");
-    require!(
-        core_sched::policy().halts(),
-        "policy {} never halts",
-        core_sched::policy().name()
-    );
+    steal_pool_that_halts()?;
     struct Opens(Latch);
     impl ChunkBatch for Opens {
         fn run_chunk(&self, _index: usize, _core: usize) {}
