@@ -7,8 +7,8 @@
 //! seen before that core halts.
 
 use super::runner::{TestCase, TestResult};
-use crate::sched::stealable::{self, Chunk, ChunkBatch};
 use crate::sched::latch::Latch;
+use crate::sched::stealable::{self, Chunk, ChunkBatch};
 use crate::sched::{core_sched, wakeup};
 use crate::smp::cores;
 use crate::{ensure, require};
