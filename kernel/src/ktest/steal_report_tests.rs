@@ -86,10 +86,7 @@ fn reported_when_idle() -> TestResult {
             batch: batch.clone(),
             index: 0,
         };
-        let published = stealable::pool().publish(me, [chunk], |_| {});
-        for &core in published.woke.as_slice() {
-            stealable::search_wake(core);
-        }
+        stealable::pool().publish(me, [chunk], stealable::search_wake);
         while reports.reported.load(Ordering::Acquire) <= round {
             wakeup::yield_now();
         }
@@ -128,10 +125,7 @@ fn caller_woken_by_its_own_core() -> TestResult {
     for _ in 0..UNHELPED_ROUNDS {
         let opens = Arc::new(Opens(Latch::new(1)));
         let batch: Arc<dyn ChunkBatch> = opens.clone();
-        let published = stealable::pool().publish(me, [Chunk { batch, index: 0 }], |_| {});
-        for &core in published.woke.as_slice() {
-            stealable::search_wake(core);
-        }
+        stealable::pool().publish(me, [Chunk { batch, index: 0 }], stealable::search_wake);
         opens.0.wait();
     }
     Ok(())

@@ -70,8 +70,8 @@ impl Chunk {
     /// gives it the search, a ticket and no IPI while it still polls. A
     /// report can make a task runnable on the reporting core (the round's
     /// caller, when it waits there), so the idle loop looks at its run
-    /// queue again after a report before it halts. Reported straight after the chunk, the
-    /// join raced the core's way back: the publication often found only
+    /// queue again after a report before it halts. Reported straight after
+    /// the chunk, the join raced the core's way back: the publication often found only
     /// halted cores and woke one with an IPI while the core back from its
     /// chunk took the work. With more vCPUs than host cores that woken
     /// vCPU was one runnable thread too many, and a round whose chunk it
