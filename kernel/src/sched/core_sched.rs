@@ -245,8 +245,8 @@ pub fn run_core(me: usize) -> ! {
     // The last chunk run here, reported done after the next call into the
     // pool (`Chunk::run_report_later` says why): every path through the
     // loop reports it before it can halt, after `take` or
-    // `before_pinned_work`, and a pass that reported goes round again
-    // before it halts.
+    // `before_pinned_work`, and a pass whose report made a task runnable
+    // here goes round again before it halts.
     let mut unreported: Option<stealable::DoneChunk> = None;
     loop {
         // Whichever core passes its idle loop when a scan is due runs it
@@ -278,10 +278,13 @@ pub fn run_core(me: usize) -> ! {
         // A report may have made a task runnable here: the last chunk of a
         // round whose caller waits on this core opens its latch, and that
         // wake puts the caller on this run queue with no inbox item and no
-        // IPI, which the halt below would not see. So back to the top,
-        // where the run queue is looked at (the next `take` finds this
-        // core registered idle already).
-        if reported {
+        // IPI, which the halt below would not see. So back to the top if
+        // the run queue has a task (a wake from another core comes through
+        // the inbox, which the halt path sees). Not a second look at the
+        // pool: this core looked and registered idle, and a publication
+        // after that chooses it from the idle set (`fault=stranded-steal`
+        // relies on no core looking again after it registered).
+        if reported && !core.run_queue.lock().is_empty() {
             continue;
         }
         // Never `MachineStopped` on this platform.
