@@ -96,6 +96,28 @@ impl CoreSet {
         Some(core)
     }
 
+    /// Removes and returns the lowest core in the set other than `except`
+    /// that is also in `within` (`within(w)`: the bits of word `w`, bit `i`
+    /// for core `64 * w + i`) and not in `exclude`.
+    pub fn take_lowest_within_excluding(
+        &mut self,
+        except: usize,
+        within: impl Fn(usize) -> u64,
+        exclude: &CoreSet,
+    ) -> Option<usize> {
+        let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
+            let mut bits = bits & within(word);
+            if except / 64 == word {
+                bits &= !(1 << (except % 64));
+            }
+            bits &= !exclude.words.get(word).copied().unwrap_or(0);
+            (bits != 0).then_some((word, bits))
+        })?;
+        let core = word * 64 + bits.trailing_zeros() as usize;
+        self.remove(core);
+        Some(core)
+    }
+
     /// The lowest core in the set, if any.
     pub fn first(&self) -> Option<usize> {
         self.lowest(usize::MAX, None, None)
@@ -162,5 +184,32 @@ mod tests {
         assert_eq!(set.take_lowest_preferring(5, &avoid), Some(0));
         assert_eq!(set.take_lowest_preferring(70, &avoid), None);
         assert_eq!(set.take_lowest_preferring(5, &avoid), Some(70));
+    }
+
+    #[test]
+    fn the_lowest_within_is_taken_past_except_and_excluded() {
+        let mut set = CoreSet::new(130);
+        for core in [1, 2, 3, 66, 129] {
+            assert!(set.insert(core));
+        }
+        let mut exclude = CoreSet::new(130);
+        assert!(exclude.insert(2));
+        // Within: cores 1, 2, 3 (word 0) and 129 (word 2).
+        let within = |word: usize| match word {
+            0 => 0b1110,
+            2 => 1 << 1,
+            _ => 0,
+        };
+        assert_eq!(
+            set.take_lowest_within_excluding(1, within, &exclude),
+            Some(3)
+        );
+        assert_eq!(
+            set.take_lowest_within_excluding(1, within, &exclude),
+            Some(129)
+        );
+        assert_eq!(set.take_lowest_within_excluding(1, within, &exclude), None);
+        assert_eq!(set.len(), 3);
+        assert!(set.contains(1) && set.contains(2) && set.contains(66));
     }
 }

@@ -386,6 +386,13 @@ impl Searcher {
 /// cores awake for k items double at each wake step (about log2(k) steps).
 pub const FAN_OUT: usize = 2;
 
+/// The most items a core with a queue of its own moves there from the
+/// shared queue when it takes one (see `Stealable::move_share_to_own`):
+/// enough that a burst costs a trip to the pool's lock per few dozen
+/// items, few enough that one core's share of a short burst is not the
+/// whole of it (a thief then steals the older half).
+pub const SHARE_MAX: usize = 32;
+
 /// The cores one call chose to search (at most [`FAN_OUT`]), lowest first
 /// as chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -460,6 +467,15 @@ pub struct Stealable<T> {
     /// pusher is ordered by the pushed queue's own lock (the push /
     /// registration pair, see [`LocalQueue`]).
     idle_for_pushers: AtomicUsize,
+    /// Cores polling their inbox before the halt path, one bit each
+    /// ([`Stealable::set_polling`]): a choice takes them first, since a
+    /// search wake to a core that polls is a push it sees at once, with no
+    /// wake IPI or unpark and no wait for it to run again. A hint only:
+    /// *which* idle core is chosen depends on it, never *whether* one is,
+    /// so a stale bit costs at most a wake that a fresher one would have
+    /// saved. Relaxed, `core`'s atomics even in the loom build (no model
+    /// sets it; the rule's arguments do not read it).
+    polling: Box<[ObservedU64]>,
 }
 
 /// A core's own queue: items it pushed while running
@@ -591,6 +607,10 @@ impl<T> Stealable<T> {
                 })
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),
+            polling: (0..cores.div_ceil(64))
+                .map(|_| ObservedU64::new(0))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
             idle_for_pushers: AtomicUsize::new(0),
             locals: (0..locals)
                 .map(|_| LocalQueue {
@@ -698,6 +718,28 @@ impl<T> Stealable<T> {
             }
         }
         None
+    }
+
+    /// A core that took an item from the shared queue, with queues of its
+    /// own, moves its share of what is left onto its own queue (empty: a
+    /// core takes from the shared queue only once its own is), oldest
+    /// first: the items left over the cores, at most [`SHARE_MAX`]. It
+    /// then pops them without the pool's lock, and a core registering
+    /// idle steals the older half as from any core's queue. A burst
+    /// published from outside the pool (one lock per item on the
+    /// publisher's side) so costs its takers one trip to the lock per
+    /// share, not per item. The rule's count is unchanged: "queued" counts
+    /// the local queues too, and the move is under the pool's lock, where
+    /// every other reader of that count is.
+    fn move_share_to_own(&self, shared: &mut Shared<T>, me: usize) {
+        let share = (shared.queue.len() / self.locals.len().max(1)).min(SHARE_MAX);
+        if share == 0 || self.locals.is_empty() {
+            return;
+        }
+        let own = &self.locals[me];
+        let mut own_items = own.items.lock();
+        own_items.extend(shared.queue.drain(..share));
+        own.len.store(own_items.len(), Ordering::Relaxed);
     }
 
     /// Items queued: the shared queue's exactly, the local queues' as their
@@ -808,7 +850,9 @@ impl<T> Stealable<T> {
         let mut shared = self.shared.lock();
         self.resume(&mut shared, searcher);
         let mut item = shared.queue.pop_front();
-        if item.is_none() && !self.locals.is_empty() {
+        if item.is_some() {
+            self.move_share_to_own(&mut shared, searcher.me);
+        } else if !self.locals.is_empty() {
             item = self.register_and_steal(&mut shared, searcher.me);
         }
         let ended_search = searcher.searching;
@@ -970,11 +1014,18 @@ impl<T> Stealable<T> {
         self.mirror.queued.store(queued, Ordering::Relaxed);
         let mut passed_over = Vec::new();
         while woken.len() < want {
-            let Some(core) = shared.idle.take_lowest_preferring_excluding(
-                me,
-                &shared.publishers,
-                Some(&shared.ticket_pending),
-            ) else {
+            let polling = |word: usize| self.polling[word].load(OBSERVED);
+            let Some(core) = shared
+                .idle
+                .take_lowest_within_excluding(me, polling, &shared.ticket_pending)
+                .or_else(|| {
+                    shared.idle.take_lowest_preferring_excluding(
+                        me,
+                        &shared.publishers,
+                        Some(&shared.ticket_pending),
+                    )
+                })
+            else {
                 break;
             };
             let flags = &self.flags[core];
@@ -1011,6 +1062,18 @@ impl<T> Stealable<T> {
         let others = others_idle(&shared, me);
         self.unlock(shared, Woken::NONE, |_| {});
         others
+    }
+
+    /// Core `core` starts (`true`) or ends (`false`) a poll of its inbox
+    /// before its halt path: choices prefer it while it polls (see
+    /// `polling`). A hint, taken by no decision's correctness; Relaxed.
+    pub fn set_polling(&self, core: usize, polling: bool) {
+        let (word, bit) = (core / 64, 1u64 << (core % 64));
+        if polling {
+            self.polling[word].fetch_or(bit, OBSERVED);
+        } else {
+            self.polling[word].fetch_and(!bit, OBSERVED);
+        }
     }
 
     /// Whether `core` is registered idle now (under the lock: exact at the
@@ -1184,6 +1247,44 @@ mod tests {
         let chose = pool.push_local(searcher, item, |core| woke.push(core));
         assert_eq!(chose.as_slice(), woke.as_slice());
         woke
+    }
+
+    #[test]
+    fn a_polling_idle_core_is_chosen_before_a_lower_halted_one() {
+        let pool = Stealable::new(4);
+        let _idle = idle_cores(&pool, &[1, 2, 3]);
+        // Cores 1 and 2 halted, core 3 polls: core 3 first.
+        pool.set_polling(3, true);
+        assert_eq!(publish(&pool, 0, &[7]), Some(3));
+        // Its poll ended (it took its item or halted): the lowest again.
+        pool.set_polling(3, false);
+        let pool = Stealable::new(4);
+        let _idle = idle_cores(&pool, &[1, 2, 3]);
+        assert_eq!(publish(&pool, 0, &[7]), Some(1));
+    }
+
+    #[test]
+    fn a_taker_with_a_queue_moves_its_share_of_the_shared_queue_there() {
+        let pool = Stealable::with_local_queues(2);
+        // From outside the pool (core 2 of 2): nobody idle, nobody chosen.
+        assert_eq!(publish_all(&pool, 2, &[0, 1, 2, 3, 4]), []);
+        let mut core_0 = Searcher::new(0);
+        // Core 0 takes the oldest and moves its share of the four left
+        // (two) onto its own queue: the count of queued items is the same.
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no one idle")), Some(0));
+        assert_eq!(pool.snapshot().queued, 4);
+        // Core 1 takes from the shared queue, now two items: 3, and moves
+        // its share (one) onto its own queue.
+        let mut core_1 = Searcher::new(1);
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no one idle")), Some(3));
+        // Each pops its own oldest first.
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no one idle")), Some(1));
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no one idle")), Some(4));
+        // Core 1's queue and the shared one are empty: registering idle,
+        // it steals what core 0 still has.
+        assert_eq!(pool.take(&mut core_1, |_| panic!("no one idle")), Some(2));
+        assert_eq!(pool.snapshot().queued, 0);
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no one idle")), None);
     }
 
     #[test]

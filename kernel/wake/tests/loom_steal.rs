@@ -32,6 +32,7 @@ const fn scenario(
         publisher,
         script: &[],
         pinned_to_core_1: false,
+        local_queues: false,
         preemption_bound: 3,
     }
 }
@@ -178,6 +179,23 @@ fn local_push_three_items_two_cores() {
         StealScenario {
             preemption_bound: 2,
             ..scenario(2, &[3], Publisher::Core0Local)
+        },
+    );
+}
+
+/// (i), (iv): a producer publishes three items to two cores with queues
+/// of their own (the thread pool's `spawn` from outside): the first core
+/// to take one moves its share of the other two (one) onto its own queue,
+/// where the other core, registering idle, may steal it. The move must
+/// keep the queued count the choices read.
+#[test]
+fn producer_three_items_two_cores_local_queues() {
+    run(
+        "steal, producer, 2 cores with queues of their own, 3 items",
+        StealScenario {
+            preemption_bound: 2,
+            local_queues: true,
+            ..scenario(2, &[3], Publisher::Producer)
         },
     );
 }
