@@ -60,12 +60,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
+use vigil_wake::BackoffMode;
 use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
 
 /// The pools compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pool {
     Vigil,
+    /// vigil-wake with no polling: every idle worker parks at once (the
+    /// pool's default before it polled), to show what polling buys.
+    VigilParkAtOnce,
     Rayon,
     Tokio,
     /// Only for the idle shapes: the pacing thread alone.
@@ -76,6 +80,7 @@ impl Pool {
     fn name(self) -> &'static str {
         match self {
             Self::Vigil => "vigil-wake",
+            Self::VigilParkAtOnce => "vigil, park at once",
             Self::Rayon => "rayon",
             Self::Tokio => "tokio",
             Self::Floor => "no pool",
@@ -83,7 +88,7 @@ impl Pool {
     }
 }
 
-const PEERS: [Pool; 3] = [Pool::Vigil, Pool::Rayon, Pool::Tokio];
+const PEERS: [Pool; 4] = [Pool::Vigil, Pool::VigilParkAtOnce, Pool::Rayon, Pool::Tokio];
 
 /// The shapes, in the order they are reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,6 +211,10 @@ enum Running {
 fn build(pool: Pool, workers: usize) -> Running {
     match pool {
         Pool::Vigil => Running::Vigil(ThreadPool::new(PoolConfig::new(workers))),
+        Pool::VigilParkAtOnce => Running::Vigil(ThreadPool::new(PoolConfig {
+            spin: BackoffMode::Off,
+            ..PoolConfig::new(workers)
+        })),
         Pool::Rayon => Running::Rayon(
             rayon::ThreadPoolBuilder::new()
                 .num_threads(workers)
@@ -668,13 +677,19 @@ fn main() {
         "| shape | workers | {} | vigil vs best peer | vigil unparks/job |",
         names.join(" | ")
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut rotation = 0;
     for &shape in &args.shapes {
         let idle = shape.idle_period().is_some();
         for &workers in &args.workers {
             let pools: Vec<Pool> = if idle {
-                vec![Pool::Vigil, Pool::Rayon, Pool::Tokio, Pool::Floor]
+                vec![
+                    Pool::Vigil,
+                    Pool::VigilParkAtOnce,
+                    Pool::Rayon,
+                    Pool::Tokio,
+                    Pool::Floor,
+                ]
             } else {
                 PEERS.to_vec()
             };
@@ -698,10 +713,11 @@ fn main() {
                 (med, text)
             };
             let (vigil, vigil_text) = cell(0);
-            let (rayon, rayon_text) = cell(1);
-            let (tokio, tokio_text) = cell(2);
+            let (_, park_at_once_text) = cell(1);
+            let (rayon, rayon_text) = cell(2);
+            let (tokio, tokio_text) = cell(3);
             // Idle shapes: each pool's own cost, above the pacing thread's.
-            let floor = if idle { cell(3).0 } else { 0.0 };
+            let floor = if idle { cell(4).0 } else { 0.0 };
             let best = rayon.min(tokio) - floor;
             let mut unparks: Vec<f64> = samples[0]
                 .iter()
@@ -709,12 +725,12 @@ fn main() {
                 .collect();
             let unparks = median(&mut unparks);
             let mut row = format!(
-                "| {} | {workers} | {vigil_text} | {rayon_text} | {tokio_text} | {:.2} | {unparks:.3} |",
+                "| {} | {workers} | {vigil_text} | {park_at_once_text} | {rayon_text} | {tokio_text} | {:.2} | {unparks:.3} |",
                 shape.name(),
                 (vigil - floor) / best
             );
             if idle {
-                let (_, floor) = cell(3);
+                let (_, floor) = cell(4);
                 let _ = write!(row, " {}: {floor}", Pool::Floor.name());
             }
             println!("{row}");

@@ -70,6 +70,7 @@ fn pool(variant: Variant, workers: usize) -> ThreadPool {
         workers,
         policy: variant.policy,
         spin: variant.spin,
+        pollers: None,
     })
 }
 

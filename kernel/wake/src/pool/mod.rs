@@ -18,11 +18,23 @@
 //!   (see [`ThreadPool`]); **shutdown** cannot hang on a worker that had
 //!   not parked yet (the fences in `ThreadPool::stop`).
 //!
+//! * **An idle worker polls before it parks** only while its parks end
+//!   soon (the adaptive backoff the kernel's cores use) and only in one of
+//!   as many poll slots as the host runs threads of this process at once
+//!   ([`std::thread::available_parallelism`]): the others park at once, so
+//!   a poller never takes a host core from a thread with work, and an
+//!   idle pool polls not at all. Shared work chooses a polling worker
+//!   before a parked one: its search wake is a push it sees, no unpark.
+//!   A worker that takes from the shared queue moves its share of what is
+//!   left onto its own queue (one trip to the pool's lock per share).
+//!
 //! The same pool built with [`Policy::AlwaysIpi`](crate::Policy) unparks on
-//! every notification, and with a [`BackoffMode::FixedUs`](crate::BackoffMode)
-//! budget its workers spin before they park: the baselines of the pool
-//! benchmark (`examples/pool_bench.rs`).
+//! every notification, with [`BackoffMode::Off`](crate::BackoffMode) its
+//! workers park at once, and with a fixed budget they spin before they park
+//! whatever the host: the baselines of the pool benchmarks
+//! (`examples/pool_bench.rs`, `examples/peer_bench.rs`).
 
+mod poll_slots;
 mod thread_pool;
 mod worker_platform;
 

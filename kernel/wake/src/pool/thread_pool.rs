@@ -13,6 +13,7 @@ use std::sync::atomic::{
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::poll_slots::{PollSlots, PoolHooks};
 use super::worker_platform::{SleepCounts, WakeLine, WorkerPlatform};
 use crate::backoff::BackoffMode;
 use crate::core_wake::CoreWake;
@@ -54,19 +55,38 @@ pub struct PoolConfig {
     /// also unparks one worker, round-robin).
     pub policy: Policy,
     /// How long an idle worker polls its inbox before it parks
-    /// ([`BackoffMode::Off`]: parks at once).
+    /// ([`BackoffMode::Off`]: parks at once; the default,
+    /// [`BackoffMode::Adaptive`], learns it from how soon its parks end,
+    /// and polls not at all while its parks last long).
     pub spin: BackoffMode,
+    /// How many idle workers may poll at once (the others park at once).
+    /// `None`, the default: [`std::thread::available_parallelism`], the
+    /// host cores this process may run on (its affinity and CPU quota
+    /// included), so that a polling worker never takes a core from one
+    /// with work.
+    pub pollers: Option<usize>,
 }
 
 impl PoolConfig {
-    /// `workers` threads, the protocol, no spinning.
+    /// `workers` threads, the protocol, adaptive polling by at most as
+    /// many workers at once as the host runs.
     #[must_use]
     pub const fn new(workers: usize) -> Self {
         Self {
             workers,
             policy: Policy::StateMachine,
-            spin: BackoffMode::Off,
+            spin: BackoffMode::Adaptive,
+            pollers: None,
         }
+    }
+
+    /// The poll slots `pollers` gives: its own number, or the host's.
+    fn poll_slots(&self) -> usize {
+        self.pollers.unwrap_or_else(|| {
+            // An error means the host would not say: one slot, as a
+            // one-core host would have.
+            std::thread::available_parallelism().map_or(1, core::num::NonZeroUsize::get)
+        })
     }
 }
 
@@ -106,6 +126,7 @@ struct Shared {
     cores: Box<[CoreWake<Item>]>,
     lines: Box<[WakeLine]>,
     steal: Stealable<Job>,
+    poll_slots: PollSlots,
     stopping: AtomicBool,
     /// Jobs that panicked so far (a count; Relaxed).
     panicked_jobs: AtomicU64,
@@ -210,6 +231,7 @@ impl ThreadPool {
                 .collect(),
             lines: (0..config.workers).map(|_| WakeLine::default()).collect(),
             steal: Stealable::with_local_queues(config.workers),
+            poll_slots: PollSlots::new(config.poll_slots()),
             stopping: AtomicBool::new(false),
             panicked_jobs: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -479,7 +501,11 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
     let mut driver = IdleDriver::new(
         &shared.cores,
         platform,
-        NoHooks,
+        PoolHooks {
+            me,
+            slots: &shared.poll_slots,
+            steal: &shared.steal,
+        },
         DriverConfig {
             backoff: spin,
             watchdog_tick_us: None,
