@@ -6,6 +6,7 @@
 //! * **Private work** ([`ThreadPool::submit`], [`Worker::submit`]) goes into
 //!   one worker's inbox, and the protocol decides whether that worker needs
 //!   an unpark: only a worker that committed to sleep is unparked, once.
+//!   A worker's private job for itself goes straight to its own run queue.
 //! * **Shared work** ([`ThreadPool::spawn`], [`Worker::spawn`]) goes into a
 //!   [`Stealable`](crate::Stealable) pool (a worker's spawns onto that
 //!   worker's own queue, oldest first, stolen by idle workers; the others

@@ -439,6 +439,11 @@ pub struct Worker<'a> {
     /// loop between jobs and by [`Worker::spawn`] during a job, never both
     /// (a job runs with no borrow held).
     searcher: RefCell<Searcher>,
+    /// Private jobs this worker gave itself during its last job: they go
+    /// straight to its run queue, not through its inbox (no other thread
+    /// can be waiting for them to arrive, and no wake is ever needed), and
+    /// the loop moves them there after the job. Borrowed as `searcher` is.
+    to_self: RefCell<VecDeque<Job>>,
 }
 
 impl core::fmt::Debug for Worker<'_> {
@@ -485,9 +490,16 @@ impl Worker<'_> {
     fn send(&self, target: usize, item: Item) {
         let me = self.index();
         if target == me {
-            // Its own inbox: drained before it can sleep, never a wake.
-            let core = &self.shared.cores[me];
-            let _ = core.send(item, core);
+            match item {
+                // Its own run queue, after the job.
+                Item::Job(job) => self.to_self.borrow_mut().push_back(job),
+                // Never chosen by itself (a choice excludes the chooser);
+                // its own inbox, drained before it can sleep, would do.
+                Item::Search | Item::Nudge => {
+                    let core = &self.shared.cores[me];
+                    let _ = core.send(item, core);
+                }
+            }
         } else {
             let _ = wake_core(&self.shared.cores, target, item, &self.sender, &NoHooks);
         }
@@ -515,12 +527,14 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
         shared,
         sender: WorkerPlatform::new(me, &shared.lines, &shared.stopping, shared.epoch),
         searcher: RefCell::new(Searcher::new(me)),
+        to_self: RefCell::new(VecDeque::new()),
     };
     let mut batch = VecDeque::new();
     let mut private = VecDeque::new();
     let mut totals = WorkerTotals::default();
     loop {
         driver.drain(&mut batch);
+        private.append(&mut worker.to_self.borrow_mut());
         let mut searcher = worker.searcher.borrow_mut();
         sort(&mut batch, &mut private, &mut searcher);
         let next = if private.is_empty() {
