@@ -20,12 +20,11 @@
 //!   not parked yet (the fences in `ThreadPool::stop`).
 //!
 //! * **An idle worker polls before it parks** only while its parks end
-//!   soon (the adaptive backoff the kernel's cores use) and only in one of
-//!   as many poll slots as the host runs threads of this process at once
-//!   ([`std::thread::available_parallelism`]): the others park at once, so
-//!   a poller never takes a host core from a thread with work, and an
-//!   idle pool polls not at all. Shared work chooses a polling worker
-//!   before a parked one: its search wake is a push it sees, no unpark.
+//!   soon (the adaptive backoff the kernel's cores use), and yields its
+//!   host core to any other runnable thread between two looks, so a
+//!   poller never holds up a thread with work and an idle pool polls not
+//!   at all. Shared work chooses a polling worker before a parked one: its
+//!   search wake is a push it sees, no unpark.
 //!   A worker that takes from the shared queue moves its share of what is
 //!   left onto its own queue (one trip to the pool's lock per share).
 //!

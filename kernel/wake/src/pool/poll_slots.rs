@@ -1,17 +1,17 @@
-//! How many idle workers may poll their inbox at once: as many as the
-//! host runs threads of this process at once, unless the pool's config
-//! says otherwise.
+//! How many idle workers may poll their inbox at once: every worker,
+//! unless the pool's config caps it.
 //!
 //! A worker that polls before it parks answers the next job at once (no
 //! unpark, no wait for the OS to run it again), which is what a stream of
-//! small jobs needs; but a polling worker is a runnable thread, and with
-//! more runnable threads than host cores it takes a core from a thread
-//! that has work. So a worker asks for a slot before it polls
-//! ([`IdleHooks::may_poll`]); the workers beyond the slots park at once.
-//! How long a worker polls is still its adaptive backoff's: a poll that
-//! catches nothing teaches it to stop, so an idle pool keeps no thread
-//! polling. The kernel does the same with its vCPUs (`kernel/src/sched/
-//! poll_slots.rs`), with the host's parallelism it measured at boot.
+//! small jobs needs. It yields its core between two looks, so it does not
+//! hold up a thread with work on a busy host; a cap is for a pool that
+//! shares its host with other busy programs. A worker asks for a slot
+//! before it polls ([`IdleHooks::may_poll`]); the workers beyond the
+//! slots park at once. How long a worker polls is its adaptive backoff's:
+//! a poll that catches nothing teaches it to stop, so an idle pool keeps
+//! no thread polling. The kernel caps its polling vCPUs at the host's
+//! parallelism it measured at boot (`kernel/src/sched/poll_slots.rs`): a
+//! vCPU cannot yield its host core to another.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

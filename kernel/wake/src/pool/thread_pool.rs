@@ -60,16 +60,17 @@ pub struct PoolConfig {
     /// and polls not at all while its parks last long).
     pub spin: BackoffMode,
     /// How many idle workers may poll at once (the others park at once).
-    /// `None`, the default: [`std::thread::available_parallelism`], the
-    /// host cores this process may run on (its affinity and CPU quota
-    /// included), so that a polling worker never takes a core from one
-    /// with work.
+    /// `None`, the default: every worker. A polling worker yields its host
+    /// core to any other runnable thread between two looks, so it does not
+    /// hold up a thread with work; capping the pollers at the host's cores
+    /// ([`std::thread::available_parallelism`]) was measured slower (see
+    /// `relax` in `worker_platform.rs`). A cap is for a pool that shares
+    /// its host with other busy programs.
     pub pollers: Option<usize>,
 }
 
 impl PoolConfig {
-    /// `workers` threads, the protocol, adaptive polling by at most as
-    /// many workers at once as the host runs.
+    /// `workers` threads, the protocol, adaptive polling.
     #[must_use]
     pub const fn new(workers: usize) -> Self {
         Self {
@@ -80,13 +81,9 @@ impl PoolConfig {
         }
     }
 
-    /// The poll slots `pollers` gives: its own number, or the host's.
+    /// The poll slots `pollers` gives: its own number, or every worker.
     fn poll_slots(&self) -> usize {
-        self.pollers.unwrap_or_else(|| {
-            // An error means the host would not say: one slot, as a
-            // one-core host would have.
-            std::thread::available_parallelism().map_or(1, core::num::NonZeroUsize::get)
-        })
+        self.pollers.unwrap_or(self.workers)
     }
 }
 
