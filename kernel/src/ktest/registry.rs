@@ -47,4 +47,5 @@ pub static ALL: &[TestCase] = &[
     sched_tests::STORM,
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,
+    round_plan_tests::ESTIMATE_FASTER_SOLO,
 ];

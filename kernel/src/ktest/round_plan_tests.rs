@@ -1,11 +1,13 @@
 //! The round plan's choices from given measurements (`sched::round_plan`):
 //! the chunks follow the host's parallelism, the core count and the
 //! work's length against a round's cost; the pinned pool only where every
-//! core has a host core and its round is cheaper; boot parameters win.
+//! core has a host core and its round is cheaper; boot parameters win. And
+//! the host's parallelism the plan reads, from given counts.
 
 use super::runner::{TestCase, TestResult};
 use crate::ensure;
 use crate::params::Pool;
+use crate::sched::host_parallelism::{SOLO_RUN_CHUNKS, estimate_milli};
 use crate::sched::round_plan::{Fixed, RoundCosts, RoundPlan};
 use crate::smp::cores;
 
@@ -13,6 +15,31 @@ pub const CHOICES: TestCase = TestCase {
     name: "sched::round_plan_choices",
     run: choices,
 };
+
+pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
+    name: "sched::host_estimate_keeps_the_faster_solo_rate",
+    run: estimate_faster_solo,
+};
+
+/// The plan's main input, the host's parallelism, from given counts: the
+/// solo rate timed before and after the window, the faster kept, so that
+/// a solo phase the host slowed (on either side) does not inflate it.
+fn estimate_faster_solo() -> TestResult {
+    // 100 ticks a chunk; a window of 10,000 ticks with 200 chunks done in
+    // all: 2 cores at once.
+    let run_ticks = 100 * SOLO_RUN_CHUNKS;
+    let (chunks, window_ticks) = (200, 10_000);
+    let steady = estimate_milli(chunks, [run_ticks, run_ticks], window_ticks);
+    ensure!(steady == 2000, "steady solo rate: {steady}");
+    for slowed in [[3 * run_ticks, run_ticks], [run_ticks, 3 * run_ticks]] {
+        let estimate = estimate_milli(chunks, slowed, window_ticks);
+        ensure!(
+            estimate == 2000,
+            "solo runs {slowed:?}: {estimate} (a slowed solo phase read as 6 cores)"
+        );
+    }
+    Ok(())
+}
 
 /// A round of 1 ms on one core, split at most 1000 ways.
 const WORK_NS: u64 = 1_000_000;

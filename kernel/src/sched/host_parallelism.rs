@@ -12,7 +12,9 @@
 //! The measurement counts work, not clock gaps. First this core alone
 //! (every other core idle) times short runs of a fixed piece of
 //! register-only work, a [`CHUNK_STEPS`]-step chunk, and keeps the median
-//! run's rate: what one core does per tick when the host runs it. Then
+//! run's rate: what one core does per tick when the host runs it (timed
+//! again after the window, and the faster of the two kept:
+//! [`estimate_milli`]). Then
 //! every core runs chunks in one window of [`WINDOW_US`], counting them;
 //! one core (the last to arrive) reads the clock and ends the window for
 //! all through a flag, and the window's real length is what that core
@@ -62,7 +64,7 @@ pub const CHUNK_STEPS: u64 = 4096;
 const SOLO_RUNS: usize = 16;
 
 /// Chunks in one timed solo run.
-const SOLO_RUN_CHUNKS: u64 = 32;
+pub const SOLO_RUN_CHUNKS: u64 = 32;
 
 /// What the measurement found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,8 +133,9 @@ pub fn cores_per_host_core() -> usize {
 /// result.
 pub fn measure() -> HostParallelism {
     let count = cores::count();
-    // Ticks SOLO_RUN_CHUNKS chunks take a core the host runs (at least 1).
-    let run_ticks = solo_run_ticks();
+    // Ticks SOLO_RUN_CHUNKS chunks take a core the host runs (at least 1),
+    // before the window and again after it (see `estimate_milli`).
+    let run_ticks_before = solo_run_ticks();
     let arrived = Arc::new(AtomicUsize::new(0));
     let phase = Arc::new(AtomicU8::new(WAITING));
     let chunks: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
@@ -191,13 +194,13 @@ pub fn measure() -> HostParallelism {
     if let Err(why) = remote_call::run_everywhere(job) {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
+    let run_ticks_after = solo_run_ticks();
     let total: u64 = chunks.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-    // Chunks done x ticks a chunk takes a running core / the window's
-    // real length in ticks (the chunk's ticks as a run's over its chunks,
-    // divided last).
-    let window_ticks = elapsed.load(Ordering::Relaxed).max(1);
-    let measured_milli = total.saturating_mul(run_ticks).saturating_mul(1000)
-        / SOLO_RUN_CHUNKS.saturating_mul(window_ticks);
+    let measured_milli = estimate_milli(
+        total,
+        [run_ticks_before, run_ticks_after],
+        elapsed.load(Ordering::Relaxed),
+    );
     let cores_at_once = (((measured_milli + 500) / 1000) as usize).clamp(1, count);
     let result = HostParallelism {
         measured_milli,
@@ -205,6 +208,26 @@ pub fn measure() -> HostParallelism {
         cores: count,
     };
     *MEASURED.call_once(|| result)
+}
+
+/// Cores the host ran at once, in thousandths: the chunks every core did
+/// in the window, times the ticks a chunk takes a running core, over the
+/// window's real length (`window_ticks`); a chunk's ticks are a solo run's
+/// over its [`SOLO_RUN_CHUNKS`], divided last.
+///
+/// The solo rate is timed twice, before and after the window, and the
+/// faster of the two counts. A solo phase the host slowed (another
+/// program's burst on the sibling host core, QEMU translating code) makes
+/// every chunk look dear and the estimate too high, and too high costs
+/// far more than too low: a round split over more cores than run at once
+/// waits for the descheduled ones (one boot of 32 vCPUs on 2 host cores
+/// read 5.6 cores and took 325 ms against 38-65 for the others). A solo
+/// phase cannot run faster than the host runs a core, so the faster
+/// timing is the nearer one.
+pub fn estimate_milli(total_chunks: u64, solo_runs_ticks: [u64; 2], window_ticks: u64) -> u64 {
+    let run_ticks = solo_runs_ticks[0].min(solo_runs_ticks[1]).max(1);
+    total_chunks.saturating_mul(run_ticks).saturating_mul(1000)
+        / SOLO_RUN_CHUNKS.saturating_mul(window_ticks.max(1))
 }
 
 /// The window has not opened (cores spin on the flag, not counting).
