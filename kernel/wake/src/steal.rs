@@ -386,15 +386,8 @@ impl Searcher {
 /// cores awake for k items double at each wake step (about log2(k) steps).
 pub const FAN_OUT: usize = 2;
 
-/// The most items a core with a queue of its own moves there from the
-/// shared queue when it takes one (see `Stealable::move_share_to_own`):
-/// enough that a burst costs a trip to the pool's lock per few dozen
-/// items, few enough that one core's share of a short burst is not the
-/// whole of it (a thief then steals the older half).
-pub const SHARE_MAX: usize = 32;
-
-/// The cores one call chose to search (at most [`FAN_OUT`]), lowest first
-/// as chosen.
+/// The cores one call chose to search (at most [`FAN_OUT`]), in the order
+/// chosen (see `Stealable::choose_searchers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Woken {
     cores: [usize; FAN_OUT],
@@ -720,28 +713,6 @@ impl<T> Stealable<T> {
         None
     }
 
-    /// A core that took an item from the shared queue, with queues of its
-    /// own, moves its share of what is left onto its own queue (empty: a
-    /// core takes from the shared queue only once its own is), oldest
-    /// first: the items left over the cores, at most [`SHARE_MAX`]. It
-    /// then pops them without the pool's lock, and a core registering
-    /// idle steals the older half as from any core's queue. A burst
-    /// published from outside the pool (one lock per item on the
-    /// publisher's side) so costs its takers one trip to the lock per
-    /// share, not per item. The rule's count is unchanged: "queued" counts
-    /// the local queues too, and the move is under the pool's lock, where
-    /// every other reader of that count is.
-    fn move_share_to_own(&self, shared: &mut Shared<T>, me: usize) {
-        let share = (shared.queue.len() / self.locals.len().max(1)).min(SHARE_MAX);
-        if share == 0 || self.locals.is_empty() {
-            return;
-        }
-        let own = &self.locals[me];
-        let mut own_items = own.items.lock();
-        own_items.extend(shared.queue.drain(..share));
-        own.len.store(own_items.len(), Ordering::Relaxed);
-    }
-
     /// Items queued: the shared queue's exactly, the local queues' as their
     /// lengths read now (Relaxed, see `LocalQueue`).
     fn queued(&self, shared: &Shared<T>) -> usize {
@@ -850,9 +821,7 @@ impl<T> Stealable<T> {
         let mut shared = self.shared.lock();
         self.resume(&mut shared, searcher);
         let mut item = shared.queue.pop_front();
-        if item.is_some() {
-            self.move_share_to_own(&mut shared, searcher.me);
-        } else if !self.locals.is_empty() {
+        if item.is_none() && !self.locals.is_empty() {
             item = self.register_and_steal(&mut shared, searcher.me);
         }
         let ended_search = searcher.searching;
@@ -986,8 +955,9 @@ impl<T> Stealable<T> {
 
     /// Chooses up to `want` idle cores other than `me`, with no search
     /// wake in flight and not busy, as searchers: one per queued item no
-    /// searcher covers yet (the herd bound), the lowest that have not
-    /// published since they last looked first, then the lowest. Each
+    /// searcher covers yet (the herd bound): the lowest polling its inbox
+    /// first ([`Stealable::set_polling`]), then the lowest that have not
+    /// published since they last looked, then the lowest. Each
     /// chosen core leaves the idle set and is marked as having a ticket in
     /// flight. Busy cores passed over stay registered (they look before
     /// they halt); an idle core with a ticket in flight loses nothing
@@ -1253,38 +1223,14 @@ mod tests {
     fn a_polling_idle_core_is_chosen_before_a_lower_halted_one() {
         let pool = Stealable::new(4);
         let _idle = idle_cores(&pool, &[1, 2, 3]);
-        // Cores 1 and 2 halted, core 3 polls: core 3 first.
+        // Cores 1 and 2 halted, core 3 polls: core 3 first, not core 1.
         pool.set_polling(3, true);
+        // Core 2 polled too, and its poll ended (it halted): not preferred.
+        pool.set_polling(2, true);
+        pool.set_polling(2, false);
         assert_eq!(publish(&pool, 0, &[7]), Some(3));
-        // Its poll ended (it took its item or halted): the lowest again.
-        pool.set_polling(3, false);
-        let pool = Stealable::new(4);
-        let _idle = idle_cores(&pool, &[1, 2, 3]);
-        assert_eq!(publish(&pool, 0, &[7]), Some(1));
-    }
-
-    #[test]
-    fn a_taker_with_a_queue_moves_its_share_of_the_shared_queue_there() {
-        let pool = Stealable::with_local_queues(2);
-        // From outside the pool (core 2 of 2): nobody idle, nobody chosen.
-        assert_eq!(publish_all(&pool, 2, &[0, 1, 2, 3, 4]), []);
-        let mut core_0 = Searcher::new(0);
-        // Core 0 takes the oldest and moves its share of the four left
-        // (two) onto its own queue: the count of queued items is the same.
-        assert_eq!(pool.take(&mut core_0, |_| panic!("no one idle")), Some(0));
-        assert_eq!(pool.snapshot().queued, 4);
-        // Core 1 takes from the shared queue, now two items: 3, and moves
-        // its share (one) onto its own queue.
-        let mut core_1 = Searcher::new(1);
-        assert_eq!(pool.take(&mut core_1, |_| panic!("no one idle")), Some(3));
-        // Each pops its own oldest first.
-        assert_eq!(pool.take(&mut core_0, |_| panic!("no one idle")), Some(1));
-        assert_eq!(pool.take(&mut core_1, |_| panic!("no one idle")), Some(4));
-        // Core 1's queue and the shared one are empty: registering idle,
-        // it steals what core 0 still has.
-        assert_eq!(pool.take(&mut core_1, |_| panic!("no one idle")), Some(2));
-        assert_eq!(pool.snapshot().queued, 0);
-        assert_eq!(pool.take(&mut core_0, |_| panic!("no one idle")), None);
+        // No idle core polls now: the lowest.
+        assert_eq!(publish(&pool, 0, &[8]), Some(1));
     }
 
     #[test]

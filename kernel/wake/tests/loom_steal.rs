@@ -184,10 +184,11 @@ fn local_push_three_items_two_cores() {
 }
 
 /// (i), (iv): a producer publishes three items to two cores with queues
-/// of their own (the thread pool's `spawn` from outside): the first core
-/// to take one moves its share of the other two (one) onto its own queue,
-/// where the other core, registering idle, may steal it. The move must
-/// keep the queued count the choices read.
+/// of their own (the thread pool's `spawn` from outside): the items go to
+/// the shared queue, and a core that finds it empty registers idle by
+/// looking at every core's queue too (all empty here), so the choices and
+/// the registrations of a pool with local queues meet a producer's
+/// publication.
 #[test]
 fn producer_three_items_two_cores_local_queues() {
     run(

@@ -391,3 +391,67 @@ fn a_respawning_job_never_starves_an_earlier_spawn() {
     assert_eq!(outcome, Ok(true), "a poller starved an earlier spawn");
     let _ = pool.shutdown();
 }
+
+/// Shared jobs spawned from outside the pool start oldest first: with two
+/// workers, jobs A, B, C and D queued while both workers are held in a
+/// private job, where A waits (without helping) until B has started and C
+/// until D has. The two oldest always run together, so both pairs meet. A
+/// taker that moved newer jobs onto its own queue behind the one it runs
+/// (a share of the shared queue, tried in 643f50d) deadlocked here: A's
+/// worker held B, the other worker ran C, and nobody ran B or D.
+#[test]
+fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
+    const WORKERS: usize = 2;
+    const JOBS: usize = 4;
+    let pool = ThreadPool::new(PoolConfig::new(WORKERS));
+    let held = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(AtomicBool::new(false));
+    for worker in 0..WORKERS {
+        let (held, release) = (Arc::clone(&held), Arc::clone(&release));
+        pool.submit(worker, move |_| {
+            held.fetch_add(1, SeqCst);
+            while !release.load(SeqCst) {
+                std::thread::yield_now();
+            }
+        });
+    }
+    while held.load(SeqCst) < WORKERS {
+        std::thread::yield_now();
+    }
+    let started: Arc<Vec<AtomicBool>> =
+        Arc::new((0..JOBS).map(|_| AtomicBool::new(false)).collect());
+    // Set when the test gives up, so that a waiting job ends.
+    let give_up = Arc::new(AtomicBool::new(false));
+    let (done, finished) = mpsc::channel();
+    for job in 0..JOBS {
+        let (started, give_up, done) = (Arc::clone(&started), Arc::clone(&give_up), done.clone());
+        pool.spawn(move |_| {
+            started[job].store(true, SeqCst);
+            if job % 2 == 0 {
+                while !started[job + 1].load(SeqCst) {
+                    if give_up.load(SeqCst) {
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+            }
+            done.send(job).unwrap();
+        });
+    }
+    release.store(true, SeqCst);
+    let mut ran = BTreeSet::new();
+    for _ in 0..JOBS {
+        match finished.recv_timeout(HANG_GUARD) {
+            Ok(job) => {
+                ran.insert(job);
+            }
+            Err(_) => {
+                give_up.store(true, SeqCst);
+                let started: Vec<bool> = started.iter().map(|s| s.load(SeqCst)).collect();
+                panic!("pairs never met: finished {ran:?}, started {started:?}");
+            }
+        }
+    }
+    let stats = pool.shutdown();
+    assert_eq!(stats.jobs_run, (JOBS + WORKERS) as u64, "{stats:?}");
+}

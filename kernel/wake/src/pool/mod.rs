@@ -21,12 +21,10 @@
 //!
 //! * **An idle worker polls before it parks** only while its parks end
 //!   soon (the adaptive backoff the kernel's cores use), and yields its
-//!   host core to any other runnable thread between two looks, so a
-//!   poller never holds up a thread with work and an idle pool polls not
-//!   at all. Shared work chooses a polling worker before a parked one: its
-//!   search wake is a push it sees, no unpark.
-//!   A worker that takes from the shared queue moves its share of what is
-//!   left onto its own queue (one trip to the pool's lock per share).
+//!   host core between two looks (`sched_yield`: a thread waiting for that
+//!   core runs first), so an idle pool polls not at all and a busy host
+//!   loses little to the pollers. Shared work chooses a polling worker
+//!   before a parked one: its search wake is a push it sees, no unpark.
 //!
 //! The same pool built with [`Policy::AlwaysIpi`](crate::Policy) unparks on
 //! every notification, with [`BackoffMode::Off`](crate::BackoffMode) its

@@ -3,9 +3,9 @@
 //!
 //! A worker that polls before it parks answers the next job at once (no
 //! unpark, no wait for the OS to run it again), which is what a stream of
-//! small jobs needs. It yields its core between two looks, so it does not
-//! hold up a thread with work on a busy host; a cap is for a pool that
-//! shares its host with other busy programs. A worker asks for a slot
+//! small jobs needs. It yields its core between two looks to any thread
+//! waiting for that core; a cap is for a pool that shares its host with
+//! other busy programs. A worker asks for a slot
 //! before it polls ([`IdleHooks::may_poll`]); the workers beyond the
 //! slots park at once. How long a worker polls is its adaptive backoff's:
 //! a poll that catches nothing teaches it to stop, so an idle pool keeps
@@ -79,7 +79,57 @@ impl<T, J> IdleHooks<T> for PoolHooks<'_, J> {
 
 #[cfg(test)]
 mod tests {
-    use super::PollSlots;
+    use super::{PollSlots, PoolHooks};
+    use crate::backoff::PollOutcome;
+    use crate::idle_hooks::IdleHooks;
+    use crate::steal::{Searcher, Stealable};
+    use alloc::vec::Vec;
+
+    /// A pool of three cores with cores 1 and 2 registered idle.
+    fn two_idle() -> Stealable<u32> {
+        let steal = Stealable::new(3);
+        for core in [1, 2] {
+            let mut searcher = Searcher::new(core);
+            assert_eq!(steal.take(&mut searcher, |_| panic!("no work")), None);
+        }
+        steal
+    }
+
+    /// The core core 0's publication of one item chooses.
+    fn chosen(steal: &Stealable<u32>) -> Vec<usize> {
+        let mut woke = Vec::new();
+        steal.publish(0, [7], |core| woke.push(core));
+        woke
+    }
+
+    #[test]
+    fn a_poll_holds_a_slot_and_the_hint_and_its_end_gives_both_back() {
+        let slots = PollSlots::new(1);
+        let steal = two_idle();
+        let core = |me| PoolHooks {
+            me,
+            slots: &slots,
+            steal: &steal,
+        };
+        // Core 2 polls: it holds the one slot, and is chosen before core 1.
+        assert!(IdleHooks::<()>::may_poll(&core(2)));
+        assert!(!IdleHooks::<()>::may_poll(&core(1)), "one slot");
+        assert_eq!(chosen(&steal), [2]);
+        IdleHooks::<()>::poll_ended(&core(2), PollOutcome::RanOut);
+        // Its poll over, the slot is free again.
+        assert!(IdleHooks::<()>::may_poll(&core(1)));
+        IdleHooks::<()>::poll_ended(&core(1), PollOutcome::RanOut);
+        // And no hint is left: a fresh pool's choice is the lowest.
+        let steal = two_idle();
+        let core_2 = PoolHooks {
+            me: 2,
+            slots: &slots,
+            steal: &steal,
+        };
+        assert!(IdleHooks::<()>::may_poll(&core_2));
+        IdleHooks::<()>::poll_ended(&core_2, PollOutcome::Caught);
+        assert_eq!(chosen(&steal), [1]);
+    }
 
     #[test]
     fn at_most_the_slots_poll_at_once() {

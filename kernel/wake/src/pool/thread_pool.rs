@@ -61,8 +61,8 @@ pub struct PoolConfig {
     pub spin: BackoffMode,
     /// How many idle workers may poll at once (the others park at once).
     /// `None`, the default: every worker. A polling worker yields its host
-    /// core to any other runnable thread between two looks, so it does not
-    /// hold up a thread with work; capping the pollers at the host's cores
+    /// core between two looks to any thread waiting for it; capping the
+    /// pollers at the host's cores
     /// ([`std::thread::available_parallelism`]) was measured slower (see
     /// `relax` in `worker_platform.rs`). A cap is for a pool that shares
     /// its host with other busy programs.
@@ -458,8 +458,11 @@ impl Worker<'_> {
         crate::platform::Platform::core(&self.sender)
     }
 
-    /// Gives worker `worker` (this one included) a private job, counted in
-    /// this worker's counters.
+    /// Gives worker `worker` a private job, counted in this worker's
+    /// counters. A job for this worker itself goes straight to its run
+    /// queue (no inbox push, no protocol count): it runs after the running
+    /// job, in order with the others this worker gave itself, and in no
+    /// promised order against jobs other senders gave it.
     pub fn submit(&self, worker: usize, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
         self.send(worker, Item::Job(Box::new(job)));
     }

@@ -131,8 +131,7 @@ pub struct StealScenario {
     /// A waker core sends one pinned item to core 1.
     pub pinned_to_core_1: bool,
     /// The pool has a queue per core (as the thread pool's has) though
-    /// the publisher is not `Core0Local`: a core that takes from the
-    /// shared queue moves its share of the rest onto its own.
+    /// the publisher is not `Core0Local`.
     pub local_queues: bool,
     /// Loom's preemption bound.
     pub preemption_bound: usize,
