@@ -5,11 +5,10 @@
 //! unpark, no wait for the OS to run it again), which is what a stream of
 //! small jobs needs. It yields its core between two looks to any thread
 //! waiting for that core; a cap is for a pool that shares its host with
-//! other busy programs. A worker asks for a slot
-//! before it polls ([`IdleHooks::may_poll`]); the workers beyond the
-//! slots park at once. How long a worker polls is its adaptive backoff's:
-//! a poll that catches nothing teaches it to stop, so an idle pool keeps
-//! no thread polling. The kernel caps its polling vCPUs at the host's
+//! other busy programs. A worker asks for a slot before it polls
+//! ([`IdleHooks::may_poll`]); the workers beyond the slots park at once.
+//! How long a worker polls is its adaptive backoff's: a poll that catches
+//! nothing teaches it to stop, so an idle pool keeps no thread polling. The kernel caps its polling vCPUs at the host's
 //! parallelism it measured at boot (`kernel/src/sched/poll_slots.rs`): a
 //! vCPU cannot yield its host core to another.
 
@@ -26,6 +25,7 @@ pub(crate) struct PollSlots {
     /// reads its inbox through the protocol's own orderings); the count
     /// only bounds how many workers spin at once.
     in_use: AtomicUsize,
+    /// The most that may be in use (`PoolConfig::pollers`).
     slots: usize,
 }
 
@@ -95,7 +95,7 @@ mod tests {
         steal
     }
 
-    /// The core core 0's publication of one item chooses.
+    /// The cores core 0's publication of one item chooses.
     fn chosen(steal: &Stealable<u32>) -> Vec<usize> {
         let mut woke = Vec::new();
         steal.publish(0, [7], |core| woke.push(core));
