@@ -72,6 +72,12 @@ pub struct ConfigSummary {
     /// Each boot's chunks per round from its `pool:` line: the round
     /// plan's choice, from what that boot measured of the host.
     pub chunks_per_round: Option<Spread>,
+    /// Each boot's one-core round, µs, as its image timed it at boot (the
+    /// `pool:` line's `work_us`): the same source should give the same
+    /// figure in every image of one commit; one far from the default's
+    /// says that build runs slower under TCG (code layout), and its times
+    /// are not comparable with the others'.
+    pub work_us: Option<Spread>,
     /// Each boot's microseconds in the stealable pool's calls per round
     /// (summed over cores: the lock's wait, its critical section, the
     /// lock-free fast paths, and any time the vCPU was descheduled inside
@@ -148,6 +154,10 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 ),
                 chunks_per_round: Spread::of(
                     ok.iter().filter_map(|run| Some(run.pool()?.chunks? as f64)),
+                ),
+                work_us: Spread::of(
+                    ok.iter()
+                        .filter_map(|run| Some(run.pool()?.work_us? as f64)),
                 ),
                 pool_call_us_per_round: Spread::of(
                     ok.iter()
@@ -574,7 +584,88 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         render_on_host(&mut out, config, &mine, group.unwrap_or(host_cores));
     }
     render_estimates(&mut out, config, summaries, host_cores);
+    render_comparability(&mut out, summaries);
     out
+}
+
+/// How far an image's one-core round may be from the default's (either
+/// way) before its times are called not comparable. Images of one commit
+/// measured within 10% of each other; the one this check was written for
+/// took 2.4 times as long.
+pub const WORK_RATIO_LIMIT: f64 = 1.5;
+
+/// Block (7): every Vigil image whose one-core round, as it timed it at
+/// boot (`work_us`), is more than [`WORK_RATIO_LIMIT`] times from the
+/// default's in the same section, core count and host core count: under
+/// TCG one source runs at different speeds in different builds, and such
+/// an image's times say more about its build than about its variant.
+fn render_comparability(out: &mut String, summaries: &[ConfigSummary]) {
+    let mut rows = Vec::new();
+    let mut compared = 0;
+    for summary in summaries {
+        let Some(work) = summary.work_us else {
+            continue;
+        };
+        let Some(default) = summaries
+            .iter()
+            .find(|other| {
+                other.variant == Variant::Default
+                    && other.section == summary.section
+                    && other.smp == summary.smp
+                    && other.host_cores == summary.host_cores
+            })
+            .and_then(|default| default.work_us)
+        else {
+            continue;
+        };
+        if summary.variant == Variant::Default || default.median <= 0.0 {
+            continue;
+        }
+        compared += 1;
+        let ratio = work.median / default.median;
+        if !(1.0 / WORK_RATIO_LIMIT..=WORK_RATIO_LIMIT).contains(&ratio) {
+            rows.push(vec![
+                summary.section.name().to_string(),
+                summary.smp.to_string(),
+                summary
+                    .host_cores
+                    .map_or_else(|| "all".to_string(), |cores| cores.to_string()),
+                summary.variant.name().to_string(),
+                format!("{:.0}", work.median),
+                format!("{:.0}", default.median),
+                format!("{ratio:.2}x"),
+            ]);
+        }
+    }
+    if compared == 0 {
+        return;
+    }
+    if rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n(7) Every image's one-core round (the pool line's work_us) is within {WORK_RATIO_LIMIT}x of the default's ({compared} configurations compared)"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n(7) NOT COMPARABLE: these images timed a one-core round at boot (the pool line's work_us, median µs) more than {WORK_RATIO_LIMIT}x from the default's; under TCG one source runs at different speeds in different builds, so their times above measure the build, not the variant"
+    );
+    write_table(
+        out,
+        &[
+            "section",
+            "smp",
+            "host cores",
+            "variant",
+            "work_us",
+            "default's",
+            "ratio",
+        ],
+        &[0, 3],
+        true,
+        &rows,
+    );
 }
 
 /// Block (6): per host core count and core count, the kernel's estimate of
@@ -904,6 +995,10 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
             "per boot: chunks= of the kernel's `pool:` line (the round plan's chunks per round, or workers of the pinned pool, chosen from what the boot measured of the host); summarised over boots with the line (Laplace only)",
         ),
         (
+            "work_us",
+            "per boot: work_us= of the kernel's `pool:` line (a one-core round of the workload as the image timed it at boot, µs); summarised over boots with the line; block (7) names the images more than WORK_RATIO_LIMIT (1.5) times from the default's (Laplace only)",
+        ),
+        (
             "wake_latency",
             "each run's p50/p99 from VIGIL-STATS wake_latency_us (histogram bucket upper bounds), summarised over runs",
         ),
@@ -1053,6 +1148,44 @@ mod tests {
     }
 
     #[test]
+    fn an_image_whose_one_core_round_is_far_from_the_defaults_is_named() {
+        let mut config = BenchConfig::standard(vec![2], 1);
+        config.sections = vec![Section::SyncHeavy];
+        let timed = |variant, work_us: u64| {
+            let mut boot = run(&config, Section::SyncHeavy, variant, 2, 100);
+            boot.record.serial = format!(
+                "[c0] pool: kind=steal chunks=2 work_us={work_us} rounds=1000 cores_per_round_median=2 min=1 max=2 search_wakes=3\n"
+            );
+            boot
+        };
+        let runs = vec![
+            timed(Variant::Default, 55),
+            timed(Variant::AlwaysIpi, 60),
+            timed(Variant::IdlePoll, 134),
+        ];
+        let summaries = summarize(&config, &runs, 2);
+        let text = render(&config, &summaries, 2);
+        let block = &text[text
+            .find("(7) NOT COMPARABLE")
+            .unwrap_or_else(|| panic!("{text}"))..];
+        let named = |variant: &str| {
+            block
+                .lines()
+                .any(|line| line.split_whitespace().nth(3) == Some(variant))
+        };
+        assert!(named("idle-poll"), "{block}");
+        assert!(block.contains("2.44x"), "{block}");
+        assert!(!named("always-ipi"), "{block}");
+        // Every image alike: one line that says so.
+        let runs = vec![timed(Variant::Default, 55), timed(Variant::IdlePoll, 57)];
+        let text = render(&config, &summarize(&config, &runs, 2), 2);
+        assert!(
+            text.contains("(7) Every image's one-core round") && !text.contains("NOT COMPARABLE"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn cores_per_round_and_ipis_per_iteration() {
         let config = BenchConfig::standard(vec![2], 3);
         let with = |variant, cores: u64, ipis: u64| {
@@ -1130,7 +1263,12 @@ mod tests {
         assert_eq!(json["runs"][0]["pool"]["cores_per_round_median"], 1);
         assert_eq!(json["runs"][0]["variant"], "default");
         assert_eq!(json["runs"][2]["pool"], serde_json::Value::Null);
-        for key in ["cores_per_round", "chunks_per_round", "ipis_per_iteration"] {
+        for key in [
+            "cores_per_round",
+            "chunks_per_round",
+            "work_us",
+            "ipis_per_iteration",
+        ] {
             assert!(json["definitions"][key].is_string(), "{key}");
         }
     }
