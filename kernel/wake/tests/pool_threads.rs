@@ -115,6 +115,26 @@ fn private_work_wakes_its_owner_only() {
     assert_eq!(stats.wakes_sent, WORKERS as u64, "{stats:?}");
 }
 
+/// Holds every worker of `pool` in a private job until the returned flag
+/// is set; returns once every worker is running its held job.
+fn hold_every_worker(pool: &ThreadPool) -> Arc<AtomicBool> {
+    let release = Arc::new(AtomicBool::new(false));
+    let held = Arc::new(AtomicUsize::new(0));
+    for worker in 0..pool.workers() {
+        let (held, release) = (Arc::clone(&held), Arc::clone(&release));
+        pool.submit(worker, move |_| {
+            held.fetch_add(1, SeqCst);
+            while !release.load(SeqCst) {
+                std::thread::yield_now();
+            }
+        });
+    }
+    while held.load(SeqCst) < pool.workers() {
+        std::thread::yield_now();
+    }
+    release
+}
+
 /// Runs `dispatches` private jobs into workers that are all busy (each
 /// held in a job until the dispatches are done) and returns how many wakes
 /// the producer sent.
@@ -124,21 +144,7 @@ fn wakes_for_dispatches_to_busy_workers(policy: Policy, dispatches: usize) -> u6
         policy,
         ..PoolConfig::new(WORKERS)
     });
-    let release = Arc::new(AtomicBool::new(false));
-    let busy = Arc::new(AtomicUsize::new(0));
-    for worker in 0..WORKERS {
-        let release = Arc::clone(&release);
-        let busy = Arc::clone(&busy);
-        pool.submit(worker, move |_| {
-            busy.fetch_add(1, SeqCst);
-            while !release.load(SeqCst) {
-                std::thread::yield_now();
-            }
-        });
-    }
-    while busy.load(SeqCst) < WORKERS {
-        std::thread::yield_now();
-    }
+    let release = hold_every_worker(&pool);
     let producer = pool.producer();
     let ran = Arc::new(AtomicUsize::new(0));
     for i in 0..dispatches {
@@ -404,20 +410,7 @@ fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
     const WORKERS: usize = 2;
     const JOBS: usize = 4;
     let pool = ThreadPool::new(PoolConfig::new(WORKERS));
-    let held = Arc::new(AtomicUsize::new(0));
-    let release = Arc::new(AtomicBool::new(false));
-    for worker in 0..WORKERS {
-        let (held, release) = (Arc::clone(&held), Arc::clone(&release));
-        pool.submit(worker, move |_| {
-            held.fetch_add(1, SeqCst);
-            while !release.load(SeqCst) {
-                std::thread::yield_now();
-            }
-        });
-    }
-    while held.load(SeqCst) < WORKERS {
-        std::thread::yield_now();
-    }
+    let release = hold_every_worker(&pool);
     let started: Arc<Vec<AtomicBool>> =
         Arc::new((0..JOBS).map(|_| AtomicBool::new(false)).collect());
     // Set when the test gives up, so that a waiting job ends.
