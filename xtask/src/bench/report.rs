@@ -584,7 +584,7 @@ pub fn render(config: &BenchConfig, summaries: &[ConfigSummary], host_cores: u32
         render_on_host(&mut out, config, &mine, group.unwrap_or(host_cores));
     }
     render_estimates(&mut out, config, summaries, host_cores);
-    render_comparability(&mut out, summaries);
+    render_comparability(&mut out, summaries, host_cores);
     out
 }
 
@@ -596,41 +596,75 @@ pub const WORK_RATIO_LIMIT: f64 = 1.5;
 
 /// Block (7): every Vigil image whose one-core round, as it timed it at
 /// boot (`work_us`), is more than [`WORK_RATIO_LIMIT`] times from the
-/// default's in the same section and host core count: under TCG one
-/// source runs at different speeds in different builds, and such an
-/// image's times say more about its build than about its variant. Each
-/// image is compared at the fewest cores it ran with: with more vCPUs than
-/// host cores a variant's own spinning vCPUs slow the timing core (idle-poll
-/// at 8 vCPUs on 2 host cores timed 4x the default's), which is the
-/// variant's cost, not its build's.
-fn render_comparability(out: &mut String, summaries: &[ConfigSummary]) {
+/// default's (either way) in the same section and host core count: under
+/// TCG one source runs at different speeds in different builds, and such
+/// an image's times say more about its build than about its variant. Each
+/// image is compared at the fewest cores both it and the default timed,
+/// and only at a core count the host can run at once: with more vCPUs
+/// than host cores a variant's own spinning vCPUs slow the timing core
+/// (idle-poll at 8 vCPUs on 2 host cores timed 4x the default's), which is
+/// the variant's cost, not its build's. An image with no such count is
+/// said to be not compared.
+fn render_comparability(out: &mut String, summaries: &[ConfigSummary], host_cores: u32) {
     let mut rows = Vec::new();
     let mut compared = 0;
+    let mut not_compared = Vec::new();
     for summary in summaries {
-        let Some(work) = summary.work_us else {
-            continue;
-        };
-        let same_image = |other: &&ConfigSummary| {
-            other.section == summary.section && other.host_cores == summary.host_cores
-        };
-        let fewest = summaries
-            .iter()
-            .filter(same_image)
-            .filter(|other| other.variant == summary.variant && other.work_us.is_some())
-            .map(|other| other.smp)
-            .min();
-        if summary.variant == Variant::Default || fewest != Some(summary.smp) {
+        if summary.variant == Variant::Default || summary.work_us.is_none() {
             continue;
         }
-        let Some(default) = summaries
+        let group_cores = summary.host_cores.unwrap_or(host_cores);
+        let default_at = |smp: u32| {
+            summaries
+                .iter()
+                .find(|other| {
+                    other.variant == Variant::Default
+                        && other.section == summary.section
+                        && other.host_cores == summary.host_cores
+                        && other.smp == smp
+                })
+                .and_then(|default| default.work_us)
+                .filter(|default| default.median > 0.0)
+        };
+        // The image's rows of this section and host core count that can
+        // be compared, fewest cores first; this row only if it is the
+        // first of them.
+        let fewest = summaries
             .iter()
-            .filter(same_image)
-            .find(|other| other.variant == Variant::Default && other.smp == summary.smp)
-            .and_then(|default| default.work_us)
-        else {
+            .filter(|other| {
+                other.variant == summary.variant
+                    && other.section == summary.section
+                    && other.host_cores == summary.host_cores
+                    && other.work_us.is_some()
+                    && other.smp <= group_cores
+                    && default_at(other.smp).is_some()
+            })
+            .map(|other| other.smp)
+            .min();
+        let first_row = summaries
+            .iter()
+            .filter(|other| {
+                other.variant == summary.variant
+                    && other.section == summary.section
+                    && other.host_cores == summary.host_cores
+                    && other.work_us.is_some()
+            })
+            .map(|other| other.smp)
+            .min();
+        let Some(fewest) = fewest else {
+            if first_row == Some(summary.smp) {
+                not_compared.push(format!(
+                    "{} {}",
+                    summary.section.name(),
+                    summary.variant.name()
+                ));
+            }
             continue;
         };
-        if default.median <= 0.0 {
+        let (Some(work), Some(default)) = (summary.work_us, default_at(summary.smp)) else {
+            continue;
+        };
+        if fewest != summary.smp {
             continue;
         }
         compared += 1;
@@ -649,19 +683,26 @@ fn render_comparability(out: &mut String, summaries: &[ConfigSummary]) {
             ]);
         }
     }
+    if !not_compared.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n(7) not compared (no core count at or below the host's with both its and the default's work_us): {}",
+            not_compared.join(", ")
+        );
+    }
     if compared == 0 {
         return;
     }
     if rows.is_empty() {
         let _ = writeln!(
             out,
-            "\n(7) Every image's one-core round (the pool line's work_us, at the fewest cores it ran with) is within {WORK_RATIO_LIMIT}x of the default's ({compared} images compared)"
+            "\n(7) Every image's one-core round (the pool line's work_us, at the fewest cores both it and the default ran with, at most the host's) is within {WORK_RATIO_LIMIT}x of the default's ({compared} images compared)"
         );
         return;
     }
     let _ = writeln!(
         out,
-        "\n(7) NOT COMPARABLE: these images timed a one-core round at boot (the pool line's work_us, median µs, at the fewest cores each ran with) more than {WORK_RATIO_LIMIT}x from the default's; under TCG one source runs at different speeds in different builds, so their times above measure the build, not the variant"
+        "\n(7) NOT COMPARABLE: these images timed a one-core round at boot (the pool line's work_us, median µs, at the fewest cores both it and the default ran with, at most the host's) more than {WORK_RATIO_LIMIT}x from the default's; under TCG one source runs at different speeds in different builds, so their times above measure the build, not the variant"
     );
     write_table(
         out,
@@ -1181,6 +1222,10 @@ mod tests {
             // not named.
             timed(Variant::IdlePoll, 1, 56),
             timed(Variant::IdlePoll, 8, 230),
+            // A faster build: named too.
+            timed(Variant::SmStealBackoffOff, 1, 30),
+            // Timed only with more vCPUs than host cores: not compared.
+            timed(Variant::WatchdogOff, 8, 56),
         ];
         let summaries = summarize(&config, &runs, 2);
         let text = render(&config, &summaries, 2);
@@ -1193,10 +1238,20 @@ mod tests {
             .map(|line| line.split_whitespace().collect())
             .filter(|cells: &Vec<&str>| !cells.is_empty())
             .collect();
+        fn row<'a>(variant: &'a str, work: &'a str, ratio: &'a str) -> Vec<&'a str> {
+            vec!["sync-heavy", "1", "all", variant, work, "55", ratio]
+        }
         assert_eq!(
             rows,
-            [["sync-heavy", "1", "all", "always-ipi", "134", "55", "2.44x"]],
+            [
+                row("sm-steal-backoff-off", "30", "0.55x"),
+                row("always-ipi", "134", "2.44x"),
+            ],
             "{block}"
+        );
+        assert!(
+            text.contains("(7) not compared (no core count at or below the host's with both its and the default's work_us): sync-heavy sm-watchdog-off"),
+            "{text}"
         );
         // Every image alike: one line that says so.
         let runs = vec![
