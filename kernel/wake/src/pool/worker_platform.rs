@@ -258,9 +258,10 @@ impl Platform for WorkerPlatform<'_> {
         // A worker polling its inbox gives its host core to any thread
         // waiting for that core between two looks (rayon's idle threads do
         // the same; a thread queued on another core gains nothing from it,
-        // and the scheduler may return at once). Measured against a spin (`spin_loop`), pollers
-        // capped at the host's 2 cores or not, and against a yield with
-        // the cap (peer_bench, 2 host cores, two interleaved runs):
+        // and the scheduler may return at once). Measured against a spin
+        // (`spin_loop`), pollers capped at the host's 2 cores or not, and
+        // against a yield with the cap (peer_bench, 2 host cores, two
+        // interleaved runs):
         // round-robin at 8 workers 91-95 ns a job against 105-216 spinning
         // and 466-518 capped; spawn-worker at 8 130-132 against 247-345
         // spinning.
