@@ -626,22 +626,11 @@ fn render_comparability(out: &mut String, summaries: &[ConfigSummary], host_core
                 .and_then(|default| default.work_us)
                 .filter(|default| default.median > 0.0)
         };
-        // The image's rows of this section and host core count that can
-        // be compared, fewest cores first; this row only if it is the
-        // first of them.
-        let fewest = summaries
-            .iter()
-            .filter(|other| {
-                other.variant == summary.variant
-                    && other.section == summary.section
-                    && other.host_cores == summary.host_cores
-                    && other.work_us.is_some()
-                    && other.smp <= group_cores
-                    && default_at(other.smp).is_some()
-            })
-            .map(|other| other.smp)
-            .min();
-        let first_row = summaries
+        // The core counts this image timed in this section and host core
+        // count; it is compared at the fewest the host runs at once with a
+        // default timing, in that row only (and said not compared, in its
+        // first row, if there is none).
+        let timed: Vec<u32> = summaries
             .iter()
             .filter(|other| {
                 other.variant == summary.variant
@@ -650,6 +639,12 @@ fn render_comparability(out: &mut String, summaries: &[ConfigSummary], host_core
                     && other.work_us.is_some()
             })
             .map(|other| other.smp)
+            .collect();
+        let first_row = timed.iter().copied().min();
+        let fewest = timed
+            .iter()
+            .copied()
+            .filter(|&smp| smp <= group_cores && default_at(smp).is_some())
             .min();
         let Some(fewest) = fewest else {
             if first_row == Some(summary.smp) {
