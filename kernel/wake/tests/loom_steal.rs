@@ -32,7 +32,6 @@ const fn scenario(
         publisher,
         script: &[],
         pinned_to_core_1: false,
-        local_queues: false,
         preemption_bound: 3,
     }
 }
@@ -179,24 +178,6 @@ fn local_push_three_items_two_cores() {
         StealScenario {
             preemption_bound: 2,
             ..scenario(2, &[3], Publisher::Core0Local)
-        },
-    );
-}
-
-/// (i), (iv): a producer publishes three items to two cores with queues
-/// of their own (the thread pool's `spawn` from outside): the items go to
-/// the shared queue, and a core that finds it empty registers idle by
-/// looking at every core's queue too (all empty here), so the choices and
-/// the registrations of a pool with local queues meet a producer's
-/// publication.
-#[test]
-fn producer_three_items_two_cores_local_queues() {
-    run(
-        "steal, producer, 2 cores with queues of their own, 3 items",
-        StealScenario {
-            preemption_bound: 2,
-            local_queues: true,
-            ..scenario(2, &[3], Publisher::Producer)
         },
     );
 }

@@ -130,9 +130,6 @@ pub struct StealScenario {
     pub script: &'static [Act],
     /// A waker core sends one pinned item to core 1.
     pub pinned_to_core_1: bool,
-    /// The pool has a queue per core (as the thread pool's has) though
-    /// the publisher is not `Core0Local`.
-    pub local_queues: bool,
     /// Loom's preemption bound.
     pub preemption_bound: usize,
 }
@@ -224,7 +221,7 @@ fn run_once(scenario: StealScenario) {
         cores: (0..cores)
             .map(|_| CoreWake::with_detector(Policy::StateMachine, false))
             .collect(),
-        pool: if scenario.local_queues || scenario.publisher == Publisher::Core0Local {
+        pool: if scenario.publisher == Publisher::Core0Local {
             Stealable::with_local_queues(scenario.cores)
         } else {
             Stealable::new(scenario.cores)
