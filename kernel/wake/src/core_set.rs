@@ -105,15 +105,7 @@ impl CoreSet {
         within: impl Fn(usize) -> u64,
         exclude: &CoreSet,
     ) -> Option<usize> {
-        let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
-            let mut bits = bits & within(word);
-            if except / 64 == word {
-                bits &= !(1 << (except % 64));
-            }
-            bits &= !exclude.words.get(word).copied().unwrap_or(0);
-            (bits != 0).then_some((word, bits))
-        })?;
-        let core = word * 64 + bits.trailing_zeros() as usize;
+        let core = self.lowest_within(except, within, None, Some(exclude))?;
         self.remove(core);
         Some(core)
     }
@@ -131,8 +123,21 @@ impl CoreSet {
         avoid: Option<&CoreSet>,
         exclude: Option<&CoreSet>,
     ) -> Option<usize> {
+        self.lowest_within(except, |_| u64::MAX, avoid, exclude)
+    }
+
+    /// The lowest core in the set that is also in `within` (`within(w)`:
+    /// the bits of word `w`), other than `except` and not in `avoid` or
+    /// `exclude`.
+    fn lowest_within(
+        &self,
+        except: usize,
+        within: impl Fn(usize) -> u64,
+        avoid: Option<&CoreSet>,
+        exclude: Option<&CoreSet>,
+    ) -> Option<usize> {
         let (word, bits) = self.words.iter().enumerate().find_map(|(word, &bits)| {
-            let mut bits = bits;
+            let mut bits = bits & within(word);
             if except / 64 == word {
                 bits &= !(1 << (except % 64));
             }
