@@ -339,6 +339,6 @@ pub use platform::{InterruptCounts, Platform, Resume};
 pub use policy::{Policy, UnknownPolicy};
 pub use state::State;
 pub use steal::{
-    FAN_OUT, Published, Searcher, StealSnapshot, Stealable, StrandWatch, Stranded, Woken,
+    FAN_OUT, Glance, Published, Searcher, StealSnapshot, Stealable, StrandWatch, Stranded, Woken,
 };
 pub use waker::wake_core;

@@ -227,7 +227,9 @@
 //! them, and a look that registers idle at 256 cores would lock 256 queues.
 
 use alloc::collections::VecDeque;
-use core::sync::atomic::{AtomicU64 as ObservedU64, AtomicUsize as ObservedUsize};
+use core::sync::atomic::{
+    AtomicBool as ObservedBool, AtomicU64 as ObservedU64, AtomicUsize as ObservedUsize,
+};
 
 use crate::core_set::CoreSet;
 use alloc::boxed::Box;
@@ -300,6 +302,9 @@ struct Mirror {
     /// Choices that left more searchers than queued items (the herd bound
     /// broken: 0 unless the rule is).
     over_chosen: ObservedU64,
+    /// The shared queue's length at the last unlock, kept only with local
+    /// queues: [`Stealable::glance`]'s hint.
+    shared_queued: ObservedUsize,
 }
 
 /// A snapshot of a pool's counts (for diagnostics; each value may be stale
@@ -443,6 +448,30 @@ pub struct Published {
     pub others_idle: usize,
 }
 
+/// What a core would find if it looked now ([`Stealable::glance`]): read
+/// without the pool's lock, a hint stale as soon as it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Glance {
+    /// Nothing queued anywhere the glance read.
+    Nothing,
+    /// One item and no other: alone on another core's own queue, and that
+    /// core is running (a core registered idle has emptied its own queue),
+    /// so it is most likely the item that core pops next. `pushes` (its
+    /// queue's pushes so far) tells this item from a later lone one.
+    Lone {
+        /// The queue's owner.
+        core: usize,
+        /// Items the owner ever pushed onto it, as read with its length.
+        pushes: u64,
+    },
+    /// Look now: the shared queue holds items, or the core's own queue, or
+    /// another core's holds two or more, or two queues hold one each; or
+    /// the pool has no local queues; or the core is still registered idle
+    /// and drained no search wake ([`Stealable::take`]'s fast path is its
+    /// glance).
+    Look,
+}
+
 /// Work any core may run: one shared queue, its idle cores and its searcher
 /// (and, built with [`Stealable::with_local_queues`], one queue per core).
 pub struct Stealable<T> {
@@ -469,6 +498,9 @@ pub struct Stealable<T> {
     /// saved. Relaxed, `core`'s atomics even in the loom build (no model
     /// sets it; the rule's arguments do not read it).
     polling: Box<[ObservedU64]>,
+    /// Whether any core ever set a polling bit: a pool whose cores never
+    /// do (the kernel's) skips the pass over them at every choice.
+    polling_hinted: ObservedBool,
 }
 
 /// A core's own queue: items it pushed while running
@@ -505,6 +537,11 @@ pub struct Stealable<T> {
 struct LocalQueue<T> {
     items: Mutex<VecDeque<T>>,
     len: AtomicUsize,
+    /// Items its owner ever pushed, stored under the queue's lock (only the
+    /// owner writes it): with `len`, what [`Stealable::glance`] reads to
+    /// tell one lone item that stays from a run of items that come and go.
+    /// A hint ([`OBSERVED`]): no decision of the rule reads it.
+    pushes: ObservedU64,
 }
 
 /// A core's two flags outside the lock: how a core busy with pinned work
@@ -592,6 +629,7 @@ impl<T> Stealable<T> {
                 search_wakes: ObservedU64::new(0),
                 tickets_pending: ObservedUsize::new(0),
                 over_chosen: ObservedU64::new(0),
+                shared_queued: ObservedUsize::new(0),
             },
             flags: (0..cores)
                 .map(|_| CoreFlags {
@@ -604,11 +642,13 @@ impl<T> Stealable<T> {
                 .map(|_| ObservedU64::new(0))
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),
+            polling_hinted: ObservedBool::new(false),
             idle_for_pushers: AtomicUsize::new(0),
             locals: (0..locals)
                 .map(|_| LocalQueue {
                     items: Mutex::new(VecDeque::new()),
                     len: AtomicUsize::new(0),
+                    pushes: ObservedU64::new(0),
                 })
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),
@@ -633,6 +673,9 @@ impl<T> Stealable<T> {
             let mut items = local.items.lock();
             items.push_back(item);
             local.len.store(items.len(), Ordering::Relaxed);
+            local
+                .pushes
+                .store(local.pushes.load(OBSERVED) + 1, OBSERVED);
         }
         // The pusher's half of the push / registration pair (see
         // `LocalQueue`): read after the queue's unlock above.
@@ -644,6 +687,42 @@ impl<T> Stealable<T> {
         let woke = self.choose_searchers(&mut shared, me, FAN_OUT);
         self.unlock(shared, woke, wake);
         woke
+    }
+
+    /// What `searcher`'s core would find at a look now, read without the
+    /// pool's lock (Relaxed loads, see [`Glance`]). A hint for *when* a
+    /// core looks, never for *whether*: the pool's worker uses it to leave
+    /// another worker's lone item to its owner for a few glances before it
+    /// takes the lock to steal it (Go's scheduler waits a few microseconds
+    /// before it steals a running P's `runnext` for the same reason). The
+    /// core is between two looks meanwhile, as a slow one is; its search,
+    /// if it holds one, stands (see the module docs on the herd bound: a
+    /// choice counts it as covering an item).
+    pub fn glance(&self, searcher: &Searcher) -> Glance {
+        if self.locals.is_empty() || (searcher.registered_idle && !searcher.search_wake_seen) {
+            return Glance::Look;
+        }
+        // Its own queue first: a worker with items of its own looks (and
+        // pops without the lock) before reading any other core's lines.
+        if self.locals[searcher.me].len.load(Ordering::Relaxed) > 0
+            || self.mirror.shared_queued.load(OBSERVED) > 0
+        {
+            return Glance::Look;
+        }
+        let mut lone = None;
+        for (core, local) in self.locals.iter().enumerate() {
+            match local.len.load(Ordering::Relaxed) {
+                0 => {}
+                1 if core != searcher.me && lone.is_none() => {
+                    lone = Some(Glance::Lone {
+                        core,
+                        pushes: local.pushes.load(OBSERVED),
+                    });
+                }
+                _ => return Glance::Look,
+            }
+        }
+        lone.unwrap_or(Glance::Nothing)
     }
 
     /// Whether `searcher`'s core may use its own queue without the pool's
@@ -983,11 +1062,16 @@ impl<T> Stealable<T> {
         // stored before the fence below, read by a busy core after its own.
         self.mirror.queued.store(queued, Ordering::Relaxed);
         let mut passed_over = Vec::new();
+        let hinted = self.polling_hinted.load(OBSERVED);
         while woken.len() < want {
             let polling = |word: usize| self.polling[word].load(OBSERVED);
-            let Some(core) = shared
-                .idle
-                .take_lowest_within_excluding(me, polling, &shared.ticket_pending)
+            let Some(core) = hinted
+                .then(|| {
+                    shared
+                        .idle
+                        .take_lowest_within_excluding(me, polling, &shared.ticket_pending)
+                })
+                .flatten()
                 .or_else(|| {
                     shared.idle.take_lowest_preferring_excluding(
                         me,
@@ -1040,6 +1124,9 @@ impl<T> Stealable<T> {
     pub fn set_polling(&self, core: usize, polling: bool) {
         let (word, bit) = (core / 64, 1u64 << (core % 64));
         if polling {
+            if !self.polling_hinted.load(OBSERVED) {
+                self.polling_hinted.store(true, OBSERVED);
+            }
             self.polling[word].fetch_or(bit, OBSERVED);
         } else {
             self.polling[word].fetch_and(!bit, OBSERVED);
@@ -1095,6 +1182,7 @@ impl<T> Stealable<T> {
         if !self.locals.is_empty() {
             self.idle_for_pushers
                 .store(shared.idle.len(), Ordering::Relaxed);
+            m.shared_queued.store(shared.queue.len(), OBSERVED);
         }
         m.tickets_pending
             .store(shared.ticket_pending.len(), OBSERVED);

@@ -401,7 +401,8 @@ fn a_respawning_job_never_starves_an_earlier_spawn() {
 /// Shared jobs spawned from outside the pool start oldest first: with two
 /// workers, jobs A, B, C and D queued while both workers are held in a
 /// private job, where A waits (without helping) until B has started and C
-/// until D has. The two oldest always run together, so both pairs meet. A
+/// until D has. The two oldest always run together, so both pairs meet,
+/// and A and B are the first two to start. A
 /// taker that moved newer jobs onto its own queue behind the one it runs
 /// (a share of the shared queue, tried in 643f50d) deadlocked here: A's
 /// worker held B, the other worker ran C, and nobody ran B or D.
@@ -413,12 +414,18 @@ fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
     let release = hold_every_worker(&pool);
     let started: Arc<Vec<AtomicBool>> =
         Arc::new((0..JOBS).map(|_| AtomicBool::new(false)).collect());
+    // Each job's place among the starts.
+    let start_order: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..JOBS).map(|_| AtomicUsize::new(usize::MAX)).collect());
+    let starts = Arc::new(AtomicUsize::new(0));
     // Set when the test gives up, so that a waiting job ends.
     let give_up = Arc::new(AtomicBool::new(false));
     let (done, finished) = mpsc::channel();
     for job in 0..JOBS {
         let (started, give_up, done) = (Arc::clone(&started), Arc::clone(&give_up), done.clone());
+        let (start_order, starts) = (Arc::clone(&start_order), Arc::clone(&starts));
         pool.spawn(move |_| {
+            start_order[job].store(starts.fetch_add(1, SeqCst), SeqCst);
             started[job].store(true, SeqCst);
             if job % 2 == 0 {
                 while !started[job + 1].load(SeqCst) {
@@ -445,6 +452,52 @@ fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
             }
         }
     }
+    // Oldest first: A and B hold the first two starts (a queue taken
+    // newest first, or a taker's move, starts C or D before one of them).
+    let order: Vec<usize> = start_order.iter().map(|o| o.load(SeqCst)).collect();
+    let mut first_two = [order[0], order[1]];
+    first_two.sort_unstable();
+    assert_eq!(first_two, [0, 1], "start order of A, B, C, D: {order:?}");
     let stats = pool.shutdown();
     assert_eq!(stats.jobs_run, (JOBS + WORKERS) as u64, "{stats:?}");
+}
+
+/// A worker that spawns one job and then blocks until that job has run
+/// leaves it alone on its own queue, where it will never pop it: another
+/// worker must steal it. An idle worker leaves a lone job to its owner for
+/// a few glances (`src/pool/lone_item_grace.rs`: the owner of a chain of
+/// spawns pops it within nanoseconds) and then steals it; with no bound on
+/// that wait, the other worker waited here for good.
+#[test]
+fn a_blocked_spawners_lone_job_is_stolen() {
+    const TRIALS: usize = 10;
+    for workers in [2, 4] {
+        for trial in 0..TRIALS {
+            let pool = ThreadPool::new(PoolConfig::new(workers));
+            let (done, finished) = mpsc::channel();
+            // A shared job: its worker took it out of the idle set, so its
+            // spawn goes onto its own queue.
+            pool.spawn(move |w| {
+                let (ran, child_ran) = mpsc::channel();
+                w.spawn(move |w| ran.send(w.index()).unwrap());
+                done.send((w.index(), child_ran.recv_timeout(HANG_GUARD)))
+                    .unwrap();
+            });
+            let (spawner, outcome) = finished
+                .recv_timeout(2 * HANG_GUARD)
+                .expect("the spawning job neither finished nor gave up");
+            let thief = outcome.unwrap_or_else(|_| {
+                panic!(
+                    "{workers} workers, trial {trial}: the lone job of worker {spawner}, \
+                     blocked waiting for it, never ran"
+                )
+            });
+            assert_ne!(thief, spawner, "{workers} workers, trial {trial}");
+            let stats = pool.shutdown();
+            assert_eq!(
+                stats.jobs_run, 2,
+                "{workers} workers, trial {trial}: {stats:?}"
+            );
+        }
+    }
 }

@@ -26,12 +26,15 @@ pub(crate) struct PollSlots {
     /// reads its inbox through the protocol's own orderings); the count
     /// only bounds how many workers spin at once.
     in_use: AtomicUsize,
-    /// The most that may be in use (`PoolConfig::pollers`).
-    slots: usize,
+    /// The most that may be in use (`PoolConfig::pollers`); `None`, the
+    /// default, is every worker, and then `in_use` is never touched (no
+    /// read-modify-write at each poll's start and end for a bound that
+    /// cannot bind).
+    slots: Option<usize>,
 }
 
 impl PollSlots {
-    pub(crate) const fn new(slots: usize) -> Self {
+    pub(crate) const fn new(slots: Option<usize>) -> Self {
         Self {
             in_use: AtomicUsize::new(0),
             slots,
@@ -40,16 +43,21 @@ impl PollSlots {
 
     /// Takes a slot if one is free.
     fn acquire(&self) -> bool {
+        let Some(slots) = self.slots else {
+            return true;
+        };
         self.in_use
             .try_update(Relaxed, Relaxed, |in_use| {
-                (in_use < self.slots).then_some(in_use + 1)
+                (in_use < slots).then_some(in_use + 1)
             })
             .is_ok()
     }
 
     /// Gives back a slot taken by [`acquire`](Self::acquire).
     fn release(&self) {
-        self.in_use.fetch_sub(1, Relaxed);
+        if self.slots.is_some() {
+            self.in_use.fetch_sub(1, Relaxed);
+        }
     }
 }
 
@@ -85,6 +93,7 @@ mod tests {
     use crate::idle_hooks::IdleHooks;
     use crate::steal::{Searcher, Stealable};
     use alloc::vec::Vec;
+    use std::sync::atomic::Ordering::Relaxed;
 
     /// A pool of three cores with cores 1 and 2 registered idle.
     fn two_idle() -> Stealable<u32> {
@@ -105,7 +114,7 @@ mod tests {
 
     #[test]
     fn a_poll_holds_a_slot_and_the_hint_and_its_end_gives_both_back() {
-        let slots = PollSlots::new(1);
+        let slots = PollSlots::new(Some(1));
         let steal = two_idle();
         let core = |me| PoolHooks {
             me,
@@ -134,13 +143,19 @@ mod tests {
 
     #[test]
     fn at_most_the_slots_poll_at_once() {
-        let slots = PollSlots::new(2);
+        let slots = PollSlots::new(Some(2));
         assert!(slots.acquire());
         assert!(slots.acquire());
         assert!(!slots.acquire(), "a third poller on two slots");
         slots.release();
         assert!(slots.acquire());
-        let none = PollSlots::new(0);
+        let none = PollSlots::new(Some(0));
         assert!(!none.acquire(), "a poller with no slots");
+        let every = PollSlots::new(None);
+        for _ in 0..3 {
+            assert!(every.acquire(), "uncapped: every worker polls");
+        }
+        every.release();
+        assert_eq!(every.in_use.load(Relaxed), 0, "uncapped: no count kept");
     }
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::{
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::lone_item_grace::LoneItemGrace;
 use super::poll_slots::{PollSlots, PoolHooks};
 use super::worker_platform::{SleepCounts, WakeLine, WorkerPlatform};
 use crate::backoff::BackoffMode;
@@ -79,11 +80,6 @@ impl PoolConfig {
             spin: BackoffMode::Adaptive,
             pollers: None,
         }
-    }
-
-    /// The poll slots `pollers` gives: its own number, or every worker.
-    fn poll_slots(&self) -> usize {
-        self.pollers.unwrap_or(self.workers)
     }
 }
 
@@ -228,7 +224,7 @@ impl ThreadPool {
                 .collect(),
             lines: (0..config.workers).map(|_| WakeLine::default()).collect(),
             steal: Stealable::with_local_queues(config.workers),
-            poll_slots: PollSlots::new(config.poll_slots()),
+            poll_slots: PollSlots::new(config.pollers),
             stopping: AtomicBool::new(false),
             panicked_jobs: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -531,13 +527,19 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
     };
     let mut batch = VecDeque::new();
     let mut private = VecDeque::new();
+    let mut grace = LoneItemGrace::default();
     let mut totals = WorkerTotals::default();
     loop {
         driver.drain(&mut batch);
         private.append(&mut worker.to_self.borrow_mut());
         let mut searcher = worker.searcher.borrow_mut();
-        sort(&mut batch, &mut private, &mut searcher);
+        sort(&mut batch, &mut private, &mut searcher, &mut grace);
         let next = if private.is_empty() {
+            if grace.wait(shared.steal.glance(&searcher)) {
+                drop(searcher);
+                crate::platform::Platform::relax(&worker.sender);
+                continue;
+            }
             shared
                 .steal
                 .take(&mut searcher, |chosen| worker.send(chosen, Item::Search))
@@ -554,7 +556,12 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
             continue;
         }
         match driver.idle(&mut batch) {
-            Idle::Ready => sort(&mut batch, &mut private, &mut worker.searcher.borrow_mut()),
+            Idle::Ready => sort(
+                &mut batch,
+                &mut private,
+                &mut worker.searcher.borrow_mut(),
+                &mut grace,
+            ),
             Idle::MachineStopped => break,
         }
     }
@@ -586,11 +593,19 @@ fn run_job(job: Job, worker: &Worker<'_>) {
 
 /// Moves drained items to the worker's private run queue, noting search
 /// wakes.
-fn sort(batch: &mut VecDeque<Item>, private: &mut VecDeque<Job>, searcher: &mut Searcher) {
+fn sort(
+    batch: &mut VecDeque<Item>,
+    private: &mut VecDeque<Job>,
+    searcher: &mut Searcher,
+    grace: &mut LoneItemGrace,
+) {
     for item in batch.drain(..) {
         match item {
             Item::Job(job) => private.push_back(job),
-            Item::Search => searcher.search_wake_drained(),
+            Item::Search => {
+                searcher.search_wake_drained();
+                grace.search_wake_drained();
+            }
             Item::Nudge => {}
         }
     }

@@ -1,0 +1,92 @@
+//! [`LoneItemGrace`]: how long a worker with nothing to run leaves another
+//! worker's lone item to its owner before it takes the pool's lock to steal
+//! it.
+//!
+//! A worker that spawns one job and then returns (a chain of spawns, the
+//! last leaves of a fork-join tree) pops that job itself a few tens of
+//! nanoseconds later, without the pool's lock. An idle worker chosen to
+//! search for it (the rule must choose one: the spawner might instead
+//! block waiting for the job) steals it if it looks first, and the chain
+//! then changes worker on most jobs, each time through the pool's lock and
+//! two queue locks: chained spawns at 2 workers took 2.3-3.7x rayon's time
+//! with that theft (`kernel/wake/README.md`). So the searcher glances at
+//! the queues without the lock ([`Stealable::glance`]) before it looks: it
+//! leaves a lone item to its owner while the item changes (the owner pops
+//! it and pushes the next), and steals it once it has seen the *same* item
+//! for [`STUCK_GLANCES`] glances (its owner is busy, or waits for it). A
+//! worker waiting so is out of the idle set and still holds its search,
+//! so the owner's next spawns find nobody idle and take no lock.
+//!
+//! The grace only delays a look, as a worker the OS descheduled delays
+//! it: every outcome it leads to is one a slow worker leads to, and the
+//! rule's guarantees do not read it. What it must not do is wait forever
+//! for an item that stays, which `STUCK_GLANCES` bounds
+//! (`a_blocked_spawners_lone_job_is_stolen` in `tests/pool_threads.rs`
+//! fails without the bound).
+
+use crate::steal::Glance;
+
+/// Glances that see nothing, after a search wake or the last sight of a
+/// lone item, before the worker looks under the lock (and, finding nothing
+/// there, registers idle): a chain's item is queued about half of each job,
+/// so eight glances in a row miss a running chain about once in 256.
+const PATIENCE_GLANCES: u32 = 8;
+
+/// Glances at the same lone item before the worker steals it: a few
+/// microseconds at one `yield_now` between two glances (Go's scheduler
+/// waits 3 µs before it steals a running P's next goroutine).
+pub(super) const STUCK_GLANCES: u32 = 8;
+
+/// One worker's wait before its next look (see the module docs).
+#[derive(Debug, Default)]
+pub(super) struct LoneItemGrace {
+    /// Glances of nothing left before the worker looks.
+    patience: u32,
+    /// The lone item seen last (its queue's owner and pushes), and for how
+    /// many glances in a row.
+    seen: Option<(usize, u64)>,
+    same_for: u32,
+}
+
+impl LoneItemGrace {
+    /// The worker drained a search wake: it was chosen for an item, which
+    /// its owner may be about to pop.
+    pub(super) fn search_wake_drained(&mut self) {
+        self.patience = PATIENCE_GLANCES;
+    }
+
+    /// Whether the worker, having glanced `glance`, waits (gives its core
+    /// away once and glances again) instead of looking under the lock now.
+    pub(super) fn wait(&mut self, glance: Glance) -> bool {
+        match glance {
+            Glance::Look => {
+                *self = Self::default();
+                false
+            }
+            Glance::Lone { core, pushes } => {
+                if self.seen == Some((core, pushes)) {
+                    self.same_for += 1;
+                } else {
+                    self.seen = Some((core, pushes));
+                    self.same_for = 1;
+                }
+                if self.same_for >= STUCK_GLANCES {
+                    *self = Self::default();
+                    false
+                } else {
+                    self.patience = PATIENCE_GLANCES;
+                    true
+                }
+            }
+            Glance::Nothing => {
+                if self.patience == 0 {
+                    *self = Self::default();
+                    false
+                } else {
+                    self.patience -= 1;
+                    true
+                }
+            }
+        }
+    }
+}
