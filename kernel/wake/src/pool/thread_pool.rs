@@ -432,11 +432,11 @@ pub struct Worker<'a> {
     /// loop between jobs and by [`Worker::spawn`] during a job, never both
     /// (a job runs with no borrow held).
     searcher: RefCell<Searcher>,
-    /// Private jobs this worker gave itself during its last job: they go
-    /// straight to its run queue, not through its inbox (no other thread
-    /// can be waiting for them to arrive, and no wake is ever needed), and
-    /// the loop moves them there after the job. Borrowed as `searcher` is.
-    to_self: RefCell<VecDeque<Job>>,
+    /// The worker's private run queue: the jobs drained from its inbox,
+    /// and those it gave itself, which go straight here, not through its
+    /// inbox (no other thread can be waiting for them to arrive, and no
+    /// wake is ever needed). Borrowed as `searcher` is.
+    private: RefCell<VecDeque<Job>>,
 }
 
 impl core::fmt::Debug for Worker<'_> {
@@ -488,7 +488,7 @@ impl Worker<'_> {
         if target == me {
             match item {
                 // Its own run queue, after the job.
-                Item::Job(job) => self.to_self.borrow_mut().push_back(job),
+                Item::Job(job) => self.private.borrow_mut().push_back(job),
                 // Never chosen by itself (a choice excludes the chooser);
                 // its own inbox, drained before it can sleep, would do.
                 Item::Search | Item::Nudge => {
@@ -523,20 +523,19 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
         shared,
         sender: WorkerPlatform::new(me, &shared.lines, &shared.stopping, shared.epoch),
         searcher: RefCell::new(Searcher::new(me)),
-        to_self: RefCell::new(VecDeque::new()),
+        private: RefCell::new(VecDeque::new()),
     };
     let mut batch = VecDeque::new();
-    let mut private = VecDeque::new();
     let mut grace = LoneItemGrace::default();
     let mut totals = WorkerTotals::default();
     loop {
         driver.drain(&mut batch);
-        private.append(&mut worker.to_self.borrow_mut());
+        let mut private = worker.private.borrow_mut();
         let mut searcher = worker.searcher.borrow_mut();
         sort(&mut batch, &mut private, &mut searcher, &mut grace);
         let next = if private.is_empty() {
             if grace.wait(shared.steal.glance(&searcher)) {
-                drop(searcher);
+                drop((private, searcher));
                 crate::platform::Platform::relax(&worker.sender);
                 continue;
             }
@@ -549,7 +548,7 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
                 .before_pinned_work(&mut searcher, |chosen| worker.send(chosen, Item::Search));
             private.pop_front()
         };
-        drop(searcher);
+        drop((private, searcher));
         if let Some(job) = next {
             run_job(job, &worker);
             totals.jobs_run += 1;
@@ -558,7 +557,7 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
         match driver.idle(&mut batch) {
             Idle::Ready => sort(
                 &mut batch,
-                &mut private,
+                &mut worker.private.borrow_mut(),
                 &mut worker.searcher.borrow_mut(),
                 &mut grace,
             ),
@@ -599,6 +598,9 @@ fn sort(
     searcher: &mut Searcher,
     grace: &mut LoneItemGrace,
 ) {
+    if batch.is_empty() {
+        return;
+    }
     for item in batch.drain(..) {
         match item {
             Item::Job(job) => private.push_back(job),
