@@ -74,6 +74,10 @@ enum Pool {
     Tokio,
     /// Only for the idle shapes: the pacing thread alone.
     Floor,
+    /// Only for the idle shapes: one thread that parks between jobs and
+    /// is unparked once per job, whatever the worker count: the least a
+    /// pool that sleeps between sparse jobs can cost.
+    OneParkedThread,
 }
 
 impl Pool {
@@ -84,6 +88,7 @@ impl Pool {
             Self::Rayon => "rayon",
             Self::Tokio => "tokio",
             Self::Floor => "no pool",
+            Self::OneParkedThread => "one parked thread",
         }
     }
 }
@@ -206,6 +211,53 @@ enum Running {
     Rayon(rayon::ThreadPool),
     Tokio(tokio::runtime::Runtime),
     Floor,
+    OneParkedThread(ParkedThread),
+}
+
+/// A boxed job for [`ParkedThread`].
+type ThreadJob = Box<dyn FnOnce() + Send>;
+
+/// One thread that parks while it has no job: [`Pool::OneParkedThread`].
+struct ParkedThread {
+    jobs: Arc<std::sync::Mutex<std::collections::VecDeque<ThreadJob>>>,
+    stop: Arc<AtomicBool>,
+    handle: thread::JoinHandle<()>,
+}
+
+impl ParkedThread {
+    fn start() -> Self {
+        let jobs = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let (jobs, stop) = (Arc::clone(&jobs), Arc::clone(&stop));
+            thread::spawn(move || {
+                loop {
+                    let job: Option<ThreadJob> = jobs.lock().unwrap().pop_front();
+                    match job {
+                        Some(job) => job(),
+                        // Acquire pairs with `stop`'s Release store; an
+                        // unpark before this park is latched (the token),
+                        // so a job pushed after the pop above is not missed.
+                        None if stop.load(Ordering::Acquire) => return,
+                        None => thread::park(),
+                    }
+                }
+            })
+        };
+        Self { jobs, stop, handle }
+    }
+
+    /// Queues `job` and unparks the thread: one unpark per job.
+    fn spawn(&self, job: ThreadJob) {
+        self.jobs.lock().unwrap().push_back(job);
+        self.handle.thread().unpark();
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        self.handle.thread().unpark();
+        self.handle.join().expect("the parked thread panicked");
+    }
 }
 
 fn build(pool: Pool, workers: usize) -> Running {
@@ -228,6 +280,7 @@ fn build(pool: Pool, workers: usize) -> Running {
                 .expect("build a tokio runtime"),
         ),
         Pool::Floor => Running::Floor,
+        Pool::OneParkedThread => Running::OneParkedThread(ParkedThread::start()),
     }
 }
 
@@ -259,6 +312,10 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
     };
     let unparks_per_job = match running {
         Running::Vigil(pool) => Some(pool.shutdown().unparks as f64 / counted_jobs as f64),
+        Running::OneParkedThread(t) => {
+            t.stop();
+            None
+        }
         other => {
             drop(other);
             None
@@ -289,7 +346,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                     Running::Vigil(p) => p.spawn(move |_| d.job_ran()),
                     Running::Rayon(p) => p.spawn(move || d.job_ran()),
                     Running::Tokio(rt) => drop(rt.spawn(async move { d.job_ran() })),
-                    Running::Floor => unreachable!("no pool runs a throughput shape"),
+                    Running::Floor | Running::OneParkedThread(_) => {
+                        unreachable!("no pool runs a throughput shape")
+                    }
                 }
             }
             if shape == Shape::SpawnOutsideBusy {
@@ -321,7 +380,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                         drop(tokio::spawn(async move { d.job_ran() }));
                     }
                 })),
-                Running::Floor => unreachable!("no pool runs a throughput shape"),
+                Running::Floor | Running::OneParkedThread(_) => {
+                    unreachable!("no pool runs a throughput shape")
+                }
             }
             done.wait_parked();
             jobs
@@ -333,7 +394,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                 Running::Vigil(p) => p.spawn(move |w| vigil_chain(w, jobs, d)),
                 Running::Rayon(p) => p.spawn(move || rayon_chain(jobs, d)),
                 Running::Tokio(rt) => drop(rt.spawn(async move { tokio_chain(jobs, d) })),
-                Running::Floor => unreachable!("no pool runs a throughput shape"),
+                Running::Floor | Running::OneParkedThread(_) => {
+                    unreachable!("no pool runs a throughput shape")
+                }
             }
             done.wait_parked();
             jobs
@@ -353,7 +416,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                         }
                         d.job_ran();
                     })),
-                    Running::Floor => unreachable!("no pool runs a throughput shape"),
+                    Running::Floor | Running::OneParkedThread(_) => {
+                        unreachable!("no pool runs a throughput shape")
+                    }
                 }
             }
             done.wait_parked();
@@ -388,7 +453,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                         }));
                     }
                 })),
-                Running::Floor => unreachable!("no pool runs a throughput shape"),
+                Running::Floor | Running::OneParkedThread(_) => {
+                    unreachable!("no pool runs a throughput shape")
+                }
             }
             done.wait_parked();
             1 + pings * 3
@@ -403,7 +470,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                 Running::Vigil(p) => p.spawn(move |w| vigil_tree(w, depth, d)),
                 Running::Rayon(p) => p.spawn(move || rayon_tree(depth, d)),
                 Running::Tokio(rt) => drop(rt.spawn(async move { tokio_tree(depth, d) })),
-                Running::Floor => unreachable!("no pool runs a throughput shape"),
+                Running::Floor | Running::OneParkedThread(_) => {
+                    unreachable!("no pool runs a throughput shape")
+                }
             }
             done.wait_parked();
             2 * leaves - 1
@@ -521,6 +590,7 @@ fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
             Running::Rayon(p) => p.spawn(job),
             Running::Tokio(rt) => drop(rt.spawn(async move { job() })),
             Running::Floor => {}
+            Running::OneParkedThread(t) => t.spawn(Box::new(job)),
         }
     }
     let wall_ns = start.elapsed().as_nanos() as f64;
@@ -689,6 +759,7 @@ fn main() {
                     Pool::Rayon,
                     Pool::Tokio,
                     Pool::Floor,
+                    Pool::OneParkedThread,
                 ]
             } else {
                 PEERS.to_vec()
@@ -731,7 +802,14 @@ fn main() {
             );
             if idle {
                 let (_, floor) = cell(4);
-                let _ = write!(row, " {}: {floor}", Pool::Floor.name());
+                let (parked, parked_text) = cell(5);
+                let _ = write!(
+                    row,
+                    " {}: {floor} | {}: {parked_text} | vigil's own over its own: {:.2} |",
+                    Pool::Floor.name(),
+                    Pool::OneParkedThread.name(),
+                    (vigil - cell(4).0) / (parked - cell(4).0)
+                );
             }
             println!("{row}");
         }
