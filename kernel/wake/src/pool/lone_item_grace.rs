@@ -26,10 +26,13 @@
 
 use crate::steal::Glance;
 
-/// Glances that see nothing, after a search wake or the last sight of a
-/// lone item, before the worker looks under the lock (and, finding nothing
-/// there, registers idle): a chain's item is queued about half of each job,
-/// so eight glances in a row miss a running chain about once in 256.
+/// Glances that see nothing, after the last sight of a lone item, before
+/// the worker looks under the lock (and, finding nothing there, registers
+/// idle): a chain's item is queued about half of each job, so eight
+/// glances in a row miss a running chain about once in 256. A worker that
+/// has seen no lone item looks at once: a search wake alone starts no
+/// wait (tried: it made no difference to chained spawns, and kept workers
+/// that found a burst's item taken out of the idle set for nothing).
 const PATIENCE_GLANCES: u32 = 8;
 
 /// Glances at the same lone item before the worker steals it: a few
@@ -40,7 +43,8 @@ pub(super) const STUCK_GLANCES: u32 = 8;
 /// One worker's wait before its next look (see the module docs).
 #[derive(Debug, Default)]
 pub(super) struct LoneItemGrace {
-    /// Glances of nothing left before the worker looks.
+    /// Glances of nothing left before the worker looks (set at each sight
+    /// of a lone item).
     patience: u32,
     /// The lone item seen last (its queue's owner and pushes), and for how
     /// many glances in a row.
@@ -49,12 +53,6 @@ pub(super) struct LoneItemGrace {
 }
 
 impl LoneItemGrace {
-    /// The worker drained a search wake: it was chosen for an item, which
-    /// its owner may be about to pop.
-    pub(super) fn search_wake_drained(&mut self) {
-        self.patience = PATIENCE_GLANCES;
-    }
-
     /// Whether the worker, having glanced `glance`, waits (gives its core
     /// away once and glances again) instead of looking under the lock now.
     pub(super) fn wait(&mut self, glance: Glance) -> bool {

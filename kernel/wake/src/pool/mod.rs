@@ -26,6 +26,10 @@
 //!   loses little to the pollers. Shared work chooses a polling worker
 //!   before a parked one: its search wake is a push it sees, no unpark.
 //!
+//! * **A worker chosen for a lone job leaves it to its owner** for a few
+//!   glances without the lock (`lone_item_grace.rs`): the owner of a chain
+//!   of spawns pops it within nanoseconds, and a job that stays is stolen.
+//!
 //! The same pool built with [`Policy::AlwaysIpi`](crate::Policy) unparks on
 //! every notification, with [`BackoffMode::Off`](crate::BackoffMode) its
 //! workers park at once, and with a fixed budget they spin before they park

@@ -532,7 +532,7 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
         driver.drain(&mut batch);
         let mut private = worker.private.borrow_mut();
         let mut searcher = worker.searcher.borrow_mut();
-        sort(&mut batch, &mut private, &mut searcher, &mut grace);
+        sort(&mut batch, &mut private, &mut searcher);
         let next = if private.is_empty() {
             if grace.wait(shared.steal.glance(&searcher)) {
                 drop((private, searcher));
@@ -559,7 +559,6 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
                 &mut batch,
                 &mut worker.private.borrow_mut(),
                 &mut worker.searcher.borrow_mut(),
-                &mut grace,
             ),
             Idle::MachineStopped => break,
         }
@@ -592,22 +591,14 @@ fn run_job(job: Job, worker: &Worker<'_>) {
 
 /// Moves drained items to the worker's private run queue, noting search
 /// wakes.
-fn sort(
-    batch: &mut VecDeque<Item>,
-    private: &mut VecDeque<Job>,
-    searcher: &mut Searcher,
-    grace: &mut LoneItemGrace,
-) {
+fn sort(batch: &mut VecDeque<Item>, private: &mut VecDeque<Job>, searcher: &mut Searcher) {
     if batch.is_empty() {
         return;
     }
     for item in batch.drain(..) {
         match item {
             Item::Job(job) => private.push_back(job),
-            Item::Search => {
-                searcher.search_wake_drained();
-                grace.search_wake_drained();
-            }
+            Item::Search => searcher.search_wake_drained(),
             Item::Nudge => {}
         }
     }
