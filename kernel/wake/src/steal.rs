@@ -456,13 +456,17 @@ pub enum Glance {
     Nothing,
     /// One item and no other: alone on another core's own queue, and that
     /// core is running (a core registered idle has emptied its own queue),
-    /// so it is most likely the item that core pops next. `pushes` (its
-    /// queue's pushes so far) tells this item from a later lone one.
+    /// so it is most likely the item that core pops next. `added` (the
+    /// items ever added to its queue) tells this item from a later lone
+    /// one, as a hint: the two loads are Relaxed and unordered, so a glance
+    /// may pair a length with an older count, and then a worker counting
+    /// sightings of one item steals it a few glances early.
     Lone {
         /// The queue's owner.
         core: usize,
-        /// Items the owner ever pushed onto it, as read with its length.
-        pushes: u64,
+        /// Items ever added to the queue (see `LocalQueue::added`), read
+        /// just after its length.
+        added: u64,
     },
     /// Look now: the shared queue holds items, or the core's own queue, or
     /// another core's holds two or more, or two queues hold one each; or
@@ -537,11 +541,12 @@ pub struct Stealable<T> {
 struct LocalQueue<T> {
     items: Mutex<VecDeque<T>>,
     len: AtomicUsize,
-    /// Items its owner ever pushed, stored under the queue's lock (only the
-    /// owner writes it): with `len`, what [`Stealable::glance`] reads to
-    /// tell one lone item that stays from a run of items that come and go.
-    /// A hint ([`OBSERVED`]): no decision of the rule reads it.
-    pushes: ObservedU64,
+    /// Items ever added to the queue, all by its owner (its pushes, and the
+    /// loot it moved there as a thief), stored under the queue's lock:
+    /// with `len`, what [`Stealable::glance`] reads to tell one lone item
+    /// that stays from a run of items that come and go. A hint
+    /// ([`OBSERVED`]): no decision of the rule reads it.
+    added: ObservedU64,
 }
 
 /// A core's two flags outside the lock: how a core busy with pinned work
@@ -648,7 +653,7 @@ impl<T> Stealable<T> {
                 .map(|_| LocalQueue {
                     items: Mutex::new(VecDeque::new()),
                     len: AtomicUsize::new(0),
-                    pushes: ObservedU64::new(0),
+                    added: ObservedU64::new(0),
                 })
                 .collect::<Vec<_>>()
                 .into_boxed_slice(),
@@ -673,9 +678,7 @@ impl<T> Stealable<T> {
             let mut items = local.items.lock();
             items.push_back(item);
             local.len.store(items.len(), Ordering::Relaxed);
-            local
-                .pushes
-                .store(local.pushes.load(OBSERVED) + 1, OBSERVED);
+            local.added.store(local.added.load(OBSERVED) + 1, OBSERVED);
         }
         // The pusher's half of the push / registration pair (see
         // `LocalQueue`): read after the queue's unlock above.
@@ -716,7 +719,7 @@ impl<T> Stealable<T> {
                 1 if core != searcher.me && lone.is_none() => {
                     lone = Some(Glance::Lone {
                         core,
-                        pushes: local.pushes.load(OBSERVED),
+                        added: local.added.load(OBSERVED),
                     });
                 }
                 _ => return Glance::Look,
@@ -783,8 +786,10 @@ impl<T> Stealable<T> {
                 if !loot.is_empty() {
                     let own = &self.locals[me];
                     let mut own_items = own.items.lock();
+                    let moved = loot.len() as u64;
                     own_items.append(&mut loot);
                     own.len.store(own_items.len(), Ordering::Relaxed);
+                    own.added.store(own.added.load(OBSERVED) + moved, OBSERVED);
                 }
                 return item;
             }
@@ -1255,7 +1260,7 @@ impl StrandWatch {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{Searcher, Stealable};
+    use super::{Glance, Searcher, Stealable};
     use alloc::vec;
     use alloc::vec::Vec;
 
@@ -1305,6 +1310,50 @@ mod tests {
         let chose = pool.push_local(searcher, item, |core| woke.push(core));
         assert_eq!(chose.as_slice(), woke.as_slice());
         woke
+    }
+
+    /// What a glance reads: nothing; one lone item, told from a later one
+    /// by the items added to its queue (a thief's loot included); and
+    /// `Look` for plenty (two on one queue, one on each of two, the shared
+    /// queue's, the core's own), for a core still registered idle with no
+    /// search wake, and for a pool without local queues.
+    #[test]
+    fn a_glance_tells_a_lone_item_from_plenty_and_from_a_later_one() {
+        let pool = Stealable::with_local_queues(3);
+        let (mut core_0, core_1) = (Searcher::new(0), Searcher::new(1));
+        assert_eq!(pool.glance(&core_1), Glance::Nothing);
+        assert_eq!(push_local(&pool, &mut core_0, 10), []);
+        let first = Glance::Lone { core: 0, added: 1 };
+        assert_eq!(pool.glance(&core_1), first);
+        assert_eq!(push_local(&pool, &mut core_0, 11), []);
+        assert_eq!(pool.glance(&core_1), Glance::Look, "two on one queue");
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(10));
+        // One lone item again, but a later one.
+        assert_eq!(pool.glance(&core_1), Glance::Lone { core: 0, added: 2 });
+        assert_eq!(pool.glance(&Searcher::new(0)), Glance::Look, "its own");
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(11));
+        assert_eq!(pool.glance(&core_1), Glance::Nothing);
+        // Three on core 0's queue; core 2 registers idle and steals the
+        // older half: one to run, one moved onto its own queue.
+        for item in 20..23 {
+            assert_eq!(push_local(&pool, &mut core_0, item), []);
+        }
+        let mut core_2 = Searcher::new(2);
+        assert_eq!(pool.take(&mut core_2, |_| panic!("no wake")), Some(20));
+        assert_eq!(pool.glance(&core_1), Glance::Look, "one on each of two");
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(22));
+        // The loot counts as added to core 2's queue.
+        assert_eq!(pool.glance(&core_1), Glance::Lone { core: 2, added: 1 });
+        assert_eq!(pool.take(&mut core_2, |_| panic!("no wake")), Some(21));
+        // Registered idle, no search wake: its `take` has a fast path.
+        let idle = idle_cores(&pool, &[1]);
+        assert_eq!(pool.glance(&idle[0]), Glance::Look);
+        // The shared queue's items: look (core 0 publishes from its task;
+        // core 1 is chosen to search).
+        assert_eq!(publish(&pool, 0, &[30]), Some(1));
+        assert_eq!(pool.glance(&core_2), Glance::Look, "the shared queue's");
+        let kernels = Stealable::<u32>::new(2);
+        assert_eq!(kernels.glance(&core_1), Glance::Look, "no local queues");
     }
 
     #[test]

@@ -9,13 +9,17 @@
 //! block waiting for the job) steals it if it looks first, and the chain
 //! then changes worker on most jobs, each time through the pool's lock and
 //! two queue locks: chained spawns at 2 workers took 2.3-3.7x rayon's time
-//! with that theft (`kernel/wake/README.md`). So the searcher glances at
-//! the queues without the lock ([`Stealable::glance`]) before it looks: it
+//! with that theft (`kernel/wake/README.md`). So a worker with nothing of
+//! its own (chosen to search, or back from its own job) glances at the
+//! queues without the lock ([`Stealable::glance`]) before it looks: it
 //! leaves a lone item to its owner while the item changes (the owner pops
 //! it and pushes the next), and steals it once it has seen the *same* item
 //! for [`STUCK_GLANCES`] glances (its owner is busy, or waits for it). A
-//! worker waiting so is out of the idle set and still holds its search,
-//! so the owner's next spawns find nobody idle and take no lock.
+//! worker chosen to search waits out of the idle set, holding its search,
+//! so the owner's next spawns find nobody idle and take no lock. (One
+//! whose search wake came after it had looked and registered idle again
+//! waits registered, its wake marked in flight: the owner's spawns then
+//! take the lock and choose nobody new.)
 //!
 //! The grace only delays a look, as a worker the OS descheduled delays
 //! it: every outcome it leads to is one a slow worker leads to, and the
@@ -46,8 +50,8 @@ pub(super) struct LoneItemGrace {
     /// Glances of nothing left before the worker looks (set at each sight
     /// of a lone item).
     patience: u32,
-    /// The lone item seen last (its queue's owner and pushes), and for how
-    /// many glances in a row.
+    /// The lone item seen last (its queue's owner and items added), and
+    /// for how many glances in a row.
     seen: Option<(usize, u64)>,
     same_for: u32,
 }
@@ -61,11 +65,11 @@ impl LoneItemGrace {
                 *self = Self::default();
                 false
             }
-            Glance::Lone { core, pushes } => {
-                if self.seen == Some((core, pushes)) {
+            Glance::Lone { core, added } => {
+                if self.seen == Some((core, added)) {
                     self.same_for += 1;
                 } else {
-                    self.seen = Some((core, pushes));
+                    self.seen = Some((core, added));
                     self.same_for = 1;
                 }
                 if self.same_for >= STUCK_GLANCES {
@@ -86,5 +90,45 @@ impl LoneItemGrace {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LoneItemGrace, STUCK_GLANCES};
+    use crate::steal::Glance;
+
+    const LONE: Glance = Glance::Lone { core: 1, added: 5 };
+
+    /// The same lone item: the worker waits, then steals it at the
+    /// bound's glance.
+    #[test]
+    fn the_same_lone_item_is_stolen_at_the_bound() {
+        let mut grace = LoneItemGrace::default();
+        for sighting in 1..STUCK_GLANCES {
+            assert!(grace.wait(LONE), "sighting {sighting}: waits");
+        }
+        assert!(!grace.wait(LONE), "sighting {STUCK_GLANCES}: steals");
+    }
+
+    /// Lone items that change (a chain: its owner pops each and pushes
+    /// the next) keep the worker waiting; glances of nothing after the
+    /// last one end the wait after 8; with no sighting, nothing ends it at
+    /// once, and so does a glance that sees plenty.
+    #[test]
+    fn changing_lone_items_keep_it_waiting_and_nothing_ends_the_wait() {
+        let mut grace = LoneItemGrace::default();
+        assert!(!grace.wait(Glance::Nothing), "no sighting: look at once");
+        for added in 0..100 {
+            assert!(grace.wait(Glance::Lone { core: 1, added }));
+            assert!(grace.wait(Glance::Nothing), "a chain between two links");
+        }
+        for glance in 2..=8 {
+            assert!(grace.wait(Glance::Nothing), "nothing, glance {glance}");
+        }
+        assert!(!grace.wait(Glance::Nothing), "the ninth glance of nothing");
+        assert!(grace.wait(LONE));
+        assert!(!grace.wait(Glance::Look), "plenty: look now");
+        assert!(!grace.wait(Glance::Nothing), "and the wait is over");
     }
 }
