@@ -801,14 +801,14 @@ fn main() {
                 (vigil - floor) / best
             );
             if idle {
-                let (_, floor) = cell(4);
+                let (_, floor_text) = cell(4);
                 let (parked, parked_text) = cell(5);
                 let _ = write!(
                     row,
-                    " {}: {floor} | {}: {parked_text} | vigil's own over its own: {:.2} |",
+                    " {}: {floor_text} | {}: {parked_text} | vigil's own over its own: {:.2} |",
                     Pool::Floor.name(),
                     Pool::OneParkedThread.name(),
-                    (vigil - cell(4).0) / (parked - cell(4).0)
+                    (vigil - floor) / (parked - floor)
                 );
             }
             println!("{row}");

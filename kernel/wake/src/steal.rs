@@ -705,8 +705,8 @@ impl<T> Stealable<T> {
         if self.locals.is_empty() || (searcher.registered_idle && !searcher.search_wake_seen) {
             return Glance::Look;
         }
-        // Its own queue first: a worker with items of its own looks (and
-        // pops without the lock) before reading any other core's lines.
+        // Its own queue first (popped without the lock); only it pushes
+        // there, so an item the loop below finds is another core's.
         if self.locals[searcher.me].len.load(Ordering::Relaxed) > 0
             || self.mirror.shared_queued.load(OBSERVED) > 0
         {
@@ -716,7 +716,7 @@ impl<T> Stealable<T> {
         for (core, local) in self.locals.iter().enumerate() {
             match local.len.load(Ordering::Relaxed) {
                 0 => {}
-                1 if core != searcher.me && lone.is_none() => {
+                1 if lone.is_none() => {
                     lone = Some(Glance::Lone {
                         core,
                         added: local.added.load(OBSERVED),

@@ -412,9 +412,7 @@ fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
     const JOBS: usize = 4;
     let pool = ThreadPool::new(PoolConfig::new(WORKERS));
     let release = hold_every_worker(&pool);
-    let started: Arc<Vec<AtomicBool>> =
-        Arc::new((0..JOBS).map(|_| AtomicBool::new(false)).collect());
-    // Each job's place among the starts.
+    // Each job's place among the starts (`usize::MAX`: not started).
     let start_order: Arc<Vec<AtomicUsize>> =
         Arc::new((0..JOBS).map(|_| AtomicUsize::new(usize::MAX)).collect());
     let starts = Arc::new(AtomicUsize::new(0));
@@ -422,13 +420,12 @@ fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
     let give_up = Arc::new(AtomicBool::new(false));
     let (done, finished) = mpsc::channel();
     for job in 0..JOBS {
-        let (started, give_up, done) = (Arc::clone(&started), Arc::clone(&give_up), done.clone());
         let (start_order, starts) = (Arc::clone(&start_order), Arc::clone(&starts));
+        let (give_up, done) = (Arc::clone(&give_up), done.clone());
         pool.spawn(move |_| {
             start_order[job].store(starts.fetch_add(1, SeqCst), SeqCst);
-            started[job].store(true, SeqCst);
             if job % 2 == 0 {
-                while !started[job + 1].load(SeqCst) {
+                while start_order[job + 1].load(SeqCst) == usize::MAX {
                     if give_up.load(SeqCst) {
                         return;
                     }
@@ -447,7 +444,10 @@ fn outside_spawns_start_oldest_first_so_waiting_pairs_meet() {
             }
             Err(_) => {
                 give_up.store(true, SeqCst);
-                let started: Vec<bool> = started.iter().map(|s| s.load(SeqCst)).collect();
+                let started: Vec<bool> = start_order
+                    .iter()
+                    .map(|o| o.load(SeqCst) != usize::MAX)
+                    .collect();
                 panic!("pairs never met: finished {ran:?}, started {started:?}");
             }
         }
