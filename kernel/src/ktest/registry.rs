@@ -48,4 +48,5 @@ pub static ALL: &[TestCase] = &[
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
+    round_plan_tests::ESTIMATE_TIMEKEEPER_OWN_RATE,
 ];
