@@ -48,5 +48,4 @@ pub static ALL: &[TestCase] = &[
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
-    round_plan_tests::ESTIMATE_TIMEKEEPER_OWN_RATE,
 ];

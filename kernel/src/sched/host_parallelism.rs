@@ -27,18 +27,6 @@
 //! run yet when the window opens, or descheduled part of it, simply counts
 //! fewer chunks.
 //!
-//! The core that keeps time is counted at its own rate, not the solo
-//! rate: it times each of its chunks, and its fastest chunk is what one
-//! takes it while the host runs it. Under QEMU 10's TCG, at 2 vCPUs on 2
-//! host cores, that core ran every chunk 1.34-1.42x slower than the solo
-//! rate (its fastest and its 90th-percentile chunk within 0.5% of each
-//! other: running, not descheduled), whichever core kept time, with
-//! interrupts off, and with no clock read in its loop at all; the other
-//! core ran at the solo rate, and QEMU gave both vCPU threads a whole host
-//! core. Why that vCPU runs slower is QEMU's; counted at the solo rate it
-//! read as 0.66-0.81 of a core, and one boot in four read 1.44-1.49 cores
-//! in all, which rounds to 1.
-//!
 //! Why not read the clock on every core and count the gaps between reads
 //! (the first version did): under QEMU's TCG every guest `rdtsc` takes one
 //! global spinlock of QEMU's (`vm_clock_lock` in `cpu_get_ticks`), so with
@@ -154,9 +142,6 @@ pub fn measure() -> HostParallelism {
     let window = tsc::us_to_ticks(WINDOW_US);
     // The window's real length, ticks (the timekeeper's).
     let elapsed = Arc::new(AtomicU64::new(0));
-    // The timekeeper: its core and its fastest chunk's ticks.
-    let timekeeper_core = Arc::new(AtomicUsize::new(0));
-    let timekeeper_chunk = Arc::new(AtomicU64::new(0));
     let job = {
         let (arrived, phase, chunks, elapsed) = (
             arrived.clone(),
@@ -164,8 +149,6 @@ pub fn measure() -> HostParallelism {
             chunks.clone(),
             elapsed.clone(),
         );
-        let (timekeeper_core, timekeeper_chunk) =
-            (timekeeper_core.clone(), timekeeper_chunk.clone());
         Arc::new(move |core: usize| {
             // Relaxed throughout: the counts are joined by `run_everywhere`
             // (each job's end happens before the join returns), and the
@@ -183,25 +166,15 @@ pub fn measure() -> HostParallelism {
                 phase.store(COUNTING, Ordering::Relaxed);
                 let end = begin + window;
                 let mut done = 0;
-                // Its fastest chunk (with the clock read after it): what
-                // a chunk takes this core while the host runs it; a chunk
-                // it was descheduled in takes longer.
-                let mut fastest = u64::MAX;
-                let mut last = begin;
                 loop {
                     chunk();
                     done += 1;
-                    let now = tsc::now();
-                    fastest = fastest.min(now - last);
-                    last = now;
-                    if now >= end {
+                    if tsc::now() >= end {
                         break;
                     }
                 }
                 phase.store(STOPPED, Ordering::Relaxed);
                 elapsed.store(tsc::now() - begin, Ordering::Relaxed);
-                timekeeper_core.store(core, Ordering::Relaxed);
-                timekeeper_chunk.store(fastest, Ordering::Relaxed);
                 done
             } else {
                 while phase.load(Ordering::Relaxed) == WAITING {
@@ -222,20 +195,12 @@ pub fn measure() -> HostParallelism {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
     let run_ticks_after = solo_run_ticks();
-    let timekeeper = timekeeper_core.load(Ordering::Relaxed);
-    let others_chunks: u64 = chunks
-        .iter()
-        .enumerate()
-        .filter(|&(core, _)| core != timekeeper)
-        .map(|(_, c)| c.load(Ordering::Relaxed))
-        .sum();
-    let measured_milli = estimate_milli(&WindowCounts {
-        others_chunks,
-        solo_runs_ticks: [run_ticks_before, run_ticks_after],
-        timekeeper_chunks: chunks[timekeeper].load(Ordering::Relaxed),
-        timekeeper_chunk_ticks: timekeeper_chunk.load(Ordering::Relaxed),
-        window_ticks: elapsed.load(Ordering::Relaxed),
-    });
+    let total: u64 = chunks.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+    let measured_milli = estimate_milli(
+        total,
+        [run_ticks_before, run_ticks_after],
+        elapsed.load(Ordering::Relaxed),
+    );
     let cores_at_once = (((measured_milli + 500) / 1000) as usize).clamp(1, count);
     let result = HostParallelism {
         measured_milli,
@@ -245,29 +210,10 @@ pub fn measure() -> HostParallelism {
     *MEASURED.call_once(|| result)
 }
 
-/// What the measurement counted and timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WindowCounts {
-    /// Chunks the cores other than the timekeeper did in the window.
-    pub others_chunks: u64,
-    /// Ticks of a solo run ([`SOLO_RUN_CHUNKS`] chunks) before the window
-    /// and after it.
-    pub solo_runs_ticks: [u64; 2],
-    /// Chunks the timekeeper did in the window.
-    pub timekeeper_chunks: u64,
-    /// Ticks of the timekeeper's fastest chunk in the window.
-    pub timekeeper_chunk_ticks: u64,
-    /// The window's real length, ticks (the timekeeper's).
-    pub window_ticks: u64,
-}
-
 /// Cores the host ran at once, in thousandths: the chunks every core did
-/// in the window, times the ticks a chunk takes that core while running,
-/// over the window's real length. A chunk's ticks are a solo run's over
-/// its [`SOLO_RUN_CHUNKS`] for every core but the timekeeper, and the
-/// timekeeper's fastest chunk for the timekeeper (see the module's
-/// comment: under TCG the timekeeper runs chunks slower than the solo
-/// rate); divided last.
+/// in the window, times the ticks a chunk takes a running core, over the
+/// window's real length (`window_ticks`); a chunk's ticks are a solo run's
+/// over its [`SOLO_RUN_CHUNKS`], divided last.
 ///
 /// The solo rate is timed twice, before and after the window, and the
 /// faster of the two counts. A solo phase the host slowed (another
@@ -277,20 +223,11 @@ pub struct WindowCounts {
 /// waits for the descheduled ones (one boot of 32 vCPUs on 2 host cores
 /// read 5.6 cores and took 325 ms against 38-65 for the others). A solo
 /// phase cannot run faster than the host runs a core, so the faster
-/// timing is the nearer one; for the same reason the timekeeper's
-/// fastest chunk is the nearest to its running rate.
-pub fn estimate_milli(counts: &WindowCounts) -> u64 {
-    let run_ticks = counts.solo_runs_ticks[0]
-        .min(counts.solo_runs_ticks[1])
-        .max(1);
-    // Both terms in ticks times SOLO_RUN_CHUNKS.
-    let others = counts.others_chunks.saturating_mul(run_ticks);
-    let timekeeper = counts
-        .timekeeper_chunks
-        .saturating_mul(counts.timekeeper_chunk_ticks)
-        .saturating_mul(SOLO_RUN_CHUNKS);
-    others.saturating_add(timekeeper).saturating_mul(1000)
-        / SOLO_RUN_CHUNKS.saturating_mul(counts.window_ticks.max(1))
+/// timing is the nearer one.
+pub fn estimate_milli(total_chunks: u64, solo_runs_ticks: [u64; 2], window_ticks: u64) -> u64 {
+    let run_ticks = solo_runs_ticks[0].min(solo_runs_ticks[1]).max(1);
+    total_chunks.saturating_mul(run_ticks).saturating_mul(1000)
+        / SOLO_RUN_CHUNKS.saturating_mul(window_ticks.max(1))
 }
 
 /// The window has not opened (cores spin on the flag, not counting).
