@@ -1,5 +1,6 @@
-//! Exception reporting: a guard-page fault is caught and attributed; `#BP`
-//! is reported and execution resumes.
+//! Exception reporting and stacks: a guard-page fault is caught and
+//! attributed; `#BP` is reported and execution resumes; a fresh stack is
+//! all zeros whatever its frames held.
 
 use super::runner::{TestCase, TestResult};
 use crate::arch::{exceptions, fault_probe, paging};
@@ -8,6 +9,11 @@ use crate::ensure;
 pub const GUARD_PAGE_FAULT_REPORTED: TestCase = TestCase {
     name: "fault::guard_page_fault_reported",
     run: guard_page_fault_reported,
+};
+#[cfg(target_arch = "x86_64")]
+pub const FRESH_STACK_SCRUBBED: TestCase = TestCase {
+    name: "fault::fresh_stack_is_scrubbed",
+    run: fresh_stack_scrubbed,
 };
 pub const BREAKPOINT_RESUMES: TestCase = TestCase {
     name: "fault::breakpoint_resumes",
@@ -65,5 +71,33 @@ fn breakpoint_resumes() -> TestResult {
     exceptions::breakpoint();
     let after = exceptions::breakpoint_count();
     ensure!(after == before + 1, "breakpoints {before} -> {after}");
+    Ok(())
+}
+
+/// A fresh stack reads all zeros even where its frames held other bytes:
+/// `map_stack` overwrites every byte of each frame (under TCG, stale
+/// translations of code that once ran there would otherwise put every
+/// store to the stack on QEMU's slow path). The next frames are filled
+/// with 0xa5 first; the stack and any page table it needs take them.
+#[cfg(target_arch = "x86_64")]
+fn fresh_stack_scrubbed() -> TestResult {
+    const STACK_BYTES: u64 = 16 * 1024;
+    let pages = STACK_BYTES / 4096;
+    // The stack's pages, and up to three new page tables before them.
+    paging::poison_next_frames(pages + 3, 0xa5);
+    let stack = paging::map_stack(
+        STACK_BYTES,
+        paging::GuardOwner {
+            what: "scrub test stack",
+            index: 0,
+        },
+    );
+    let mut address = stack.bottom.as_u64();
+    while address < stack.top.as_u64() {
+        let word = fault_probe::probe_read_u64(address)
+            .map_err(|fault| alloc::format!("stack word {address:#x} unreadable: {fault:?}"))?;
+        ensure!(word == 0, "stack word {address:#x} reads {word:#x}, not 0");
+        address += 8;
+    }
     Ok(())
 }

@@ -18,6 +18,8 @@ pub static ALL: &[TestCase] = &[
     fault_tests::GUARD_PAGE_FAULT_REPORTED,
     fault_tests::BREAKPOINT_RESUMES,
     #[cfg(target_arch = "x86_64")]
+    fault_tests::FRESH_STACK_SCRUBBED,
+    #[cfg(target_arch = "x86_64")]
     platform_tests::PIC_MASKED,
     platform_tests::FW_CFG_CARRIES_PARAMS,
     #[cfg(target_arch = "x86_64")]

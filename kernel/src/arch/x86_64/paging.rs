@@ -101,6 +101,7 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
         let page = Page::<Size4KiB>::containing_address(VirtAddr::new(bottom + i * FRAME_BYTES));
         let frame = FrameAllocator::allocate_frame(&mut *frames)
             .expect("out of physical memory for a stack");
+        scrub(frame);
         // SAFETY: `page` is in Vigil's own PML4 slot, handed out once by the
         // bump pointer above, so it aliases nothing; `frame` is fresh.
         unsafe { kva.mapper.map_to(page, frame, flags, &mut *frames) }
@@ -112,6 +113,60 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
         bottom: VirtAddr::new(bottom),
         top: VirtAddr::new(top),
         guard: VirtAddr::new(guard),
+    }
+}
+
+/// Zeroes a fresh stack frame through the physical-memory mapping, every
+/// byte of it.
+///
+/// Under QEMU's TCG a guest page from which code was once translated
+/// stays a code page until every translation from it has been
+/// overwritten, and until then every store to it takes QEMU's slow path
+/// (a check for translations to invalidate, the dirty bitmap). Code ran
+/// before the kernel (the bootloader's or the firmware's) from low memory
+/// the boot map then marks usable, and the stacks are carved from there
+/// (1 MiB up): a core whose stack sat on such a page (0x132000 in the
+/// boots measured) ran the same register loop 1.21-1.42x slower than the
+/// others, its spills to the stack taking that path (`perf` on its vCPU
+/// thread: QEMU's `notdirty_write` helpers, 15% of its time), and the
+/// boot's parallelism measurement read that core as 0.66-0.81 of one.
+/// Writing the whole frame once overwrites every stale translation, and
+/// the page is plain RAM again. (On AArch64 QEMU loads the kernel's ELF
+/// itself and no code runs from the RAM the kernel hands out before it.)
+fn scrub(frame: PhysFrame<Size4KiB>) {
+    // SAFETY: `frame` is RAM just handed out by the frame allocator
+    // (nothing else refers to it), reached read-write through the
+    // bootloader's mapping of all physical memory; FRAME_BYTES bytes from
+    // its start are that frame alone.
+    unsafe {
+        core::ptr::write_bytes(
+            phys_to_ptr(frame.start_address().as_u64()),
+            0,
+            FRAME_BYTES as usize,
+        );
+    }
+}
+
+/// Fills the next `count` frames the allocator will hand out with `byte`
+/// (in-kernel tests: what a stack would see of memory that held other
+/// bytes before, such as the bootloader's). Stops early where a region
+/// ends.
+pub fn poison_next_frames(count: u64, byte: u8) {
+    let frames = FRAMES.lock();
+    let Some(first) = frames.next_frame() else {
+        return;
+    };
+    for i in 0..count {
+        let phys = first + i * FRAME_BYTES;
+        if !frames.is_free(phys) {
+            break;
+        }
+        // SAFETY: `phys` is a free frame of a usable region, not yet
+        // handed out (the bump pointer only grows, and the allocator's
+        // lock is held, so nobody takes it meanwhile): nothing refers to
+        // it. It is reached read-write through the mapping of all
+        // physical memory.
+        unsafe { core::ptr::write_bytes(phys_to_ptr(phys), byte, FRAME_BYTES as usize) };
     }
 }
 
