@@ -15,6 +15,11 @@ pub const FRESH_STACK_SCRUBBED: TestCase = TestCase {
     name: "fault::fresh_stack_is_scrubbed",
     run: fresh_stack_scrubbed,
 };
+#[cfg(target_arch = "x86_64")]
+pub const BOOTSTRAP_CORE_OWN_STACK: TestCase = TestCase {
+    name: "fault::bootstrap_core_left_the_bootloaders_stack",
+    run: bootstrap_core_own_stack,
+};
 pub const BREAKPOINT_RESUMES: TestCase = TestCase {
     name: "fault::breakpoint_resumes",
     run: breakpoint_resumes,
@@ -99,5 +104,17 @@ fn fresh_stack_scrubbed() -> TestResult {
         ensure!(word == 0, "stack word {address:#x} reads {word:#x}, not 0");
         address += 8;
     }
+    Ok(())
+}
+
+/// The bootstrap core went on with its boot (and runs its idle loop) on a
+/// stack of its own, mapped by `map_stack` and so scrubbed, not on the
+/// bootloader's, whose pages TCG may hold stale translations of.
+#[cfg(target_arch = "x86_64")]
+fn bootstrap_core_own_stack() -> TestResult {
+    ensure!(
+        crate::arch::boot::bootstrap_core_on_own_stack(),
+        "the bootstrap core's boot went on outside the stack mapped for it"
+    );
     Ok(())
 }

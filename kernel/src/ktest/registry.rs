@@ -20,6 +20,8 @@ pub static ALL: &[TestCase] = &[
     #[cfg(target_arch = "x86_64")]
     fault_tests::FRESH_STACK_SCRUBBED,
     #[cfg(target_arch = "x86_64")]
+    fault_tests::BOOTSTRAP_CORE_OWN_STACK,
+    #[cfg(target_arch = "x86_64")]
     platform_tests::PIC_MASKED,
     platform_tests::FW_CFG_CARRIES_PARAMS,
     #[cfg(target_arch = "x86_64")]
