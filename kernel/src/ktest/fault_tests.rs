@@ -83,13 +83,15 @@ fn breakpoint_resumes() -> TestResult {
 /// `map_stack` overwrites every byte of each frame (under TCG, stale
 /// translations of code that once ran there would otherwise put every
 /// store to the stack on QEMU's slow path). The next frames are filled
-/// with 0xa5 first; the stack and any page table it needs take them.
+/// with 0xa5 first; the stack and any page table it needs take them
+/// (checked: another core taking frames in between would make the test
+/// fail, not pass).
 #[cfg(target_arch = "x86_64")]
 fn fresh_stack_scrubbed() -> TestResult {
     const STACK_BYTES: u64 = 16 * 1024;
     let pages = STACK_BYTES / 4096;
     // The stack's pages, and up to three new page tables before them.
-    paging::poison_next_frames(pages + 3, 0xa5);
+    let (poisoned_from, poisoned_to) = paging::poison_next_frames(pages + 3, 0xa5);
     let stack = paging::map_stack(
         STACK_BYTES,
         paging::GuardOwner {
@@ -99,6 +101,11 @@ fn fresh_stack_scrubbed() -> TestResult {
     );
     let mut address = stack.bottom.as_u64();
     while address < stack.top.as_u64() {
+        let phys = paging::phys_of(address).unwrap_or(0);
+        ensure!(
+            (poisoned_from..poisoned_to).contains(&phys),
+            "stack word {address:#x} is at {phys:#x}, outside the poisoned frames [{poisoned_from:#x}, {poisoned_to:#x})"
+        );
         let word = fault_probe::probe_read_u64(address)
             .map_err(|fault| alloc::format!("stack word {address:#x} unreadable: {fault:?}"))?;
         ensure!(word == 0, "stack word {address:#x} reads {word:#x}, not 0");

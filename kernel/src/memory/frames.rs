@@ -80,21 +80,15 @@ impl BumpFrames {
         Some(start)
     }
 
-    /// The frame [`allocate_contiguous`](Self::allocate_contiguous) would
-    /// hand out next for one frame (`None`: memory is exhausted).
-    pub fn next_frame(&self) -> Option<u64> {
+    /// The frames [`allocate_contiguous`](Self::allocate_contiguous) would
+    /// hand out next for single frames, as `(next, end)`: the free rest
+    /// of the first region with room for one (`None`: memory is
+    /// exhausted).
+    pub fn next_free_run(&self) -> Option<(u64, u64)> {
         self.regions[..self.count]
             .iter()
             .find(|r| r.end - r.next >= FRAME_BYTES)
-            .map(|r| r.next)
-    }
-
-    /// Whether the frame at `phys` is still free: inside a region, at or
-    /// above its bump pointer.
-    pub fn is_free(&self, phys: u64) -> bool {
-        self.regions[..self.count]
-            .iter()
-            .any(|r| r.next <= phys && phys + FRAME_BYTES <= r.end)
+            .map(|r| (r.next, r.end))
     }
 
     /// The largest contiguous run still free, in bytes.

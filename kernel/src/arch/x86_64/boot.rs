@@ -16,14 +16,19 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
 use vigil_proto::boot_params::{FW_CFG_FILE, ParamSource};
 
+/// Bytes of the bootstrap core's own stack (its idle loop runs on it).
 const KERNEL_STACK_BYTES: u64 = 256 * 1024;
+
+/// Bytes of the stack the bootloader gives [`entry`], used only until the
+/// bootstrap core moves onto its own (paging, frames and heap set-up).
+const BOOTLOADER_STACK_BYTES: u64 = 64 * 1024;
 
 /// Asks the bootloader to map all physical memory (ACPI tables, the LAPIC
 /// page and the AP trampoline are reached through it).
 pub static BOOTLOADER_CONFIG: BootloaderConfig = {
     let mut config = BootloaderConfig::new_default();
     config.mappings.physical_memory = Some(Mapping::Dynamic);
-    config.kernel_stack_size = KERNEL_STACK_BYTES;
+    config.kernel_stack_size = BOOTLOADER_STACK_BYTES;
     config
 };
 
@@ -64,12 +69,14 @@ fn entry(boot_info: &'static mut BootInfo) -> ! {
     let heap_bytes = heap::init();
     // The bootstrap core leaves the bootloader's stack for one of its own,
     // as every other core's is: zeroed frames with a guard page below.
-    // Under QEMU's TCG the bootloader's stack sits on pages QEMU still
-    // holds code translations for, so every store to it takes QEMU's slow
-    // path (`paging::map_stack` has the mechanism): 32 chunks of the
-    // parallelism measurement's register work took 695-788 thousand ticks
-    // there against 552 thousand on a fresh stack, and this core's idle
-    // loop runs on this stack for the whole run.
+    // Under QEMU's TCG the bootloader's stack (physical 0x1125000 in the
+    // boots measured) was slow: 32 chunks of the parallelism
+    // measurement's register work took 695-788 thousand ticks there
+    // against 552 thousand on a fresh stack, and this core's idle loop
+    // runs on this stack for the whole run. Why is not pinned down: that
+    // frame is the bootloader's own, not memory code is known to have run
+    // from (`paging::map_stack` has the mechanism that slowed the other
+    // stacks).
     let stack = paging::map_stack(
         KERNEL_STACK_BYTES,
         GuardOwner {
@@ -88,8 +95,10 @@ fn entry(boot_info: &'static mut BootInfo) -> ! {
 /// The bootstrap core's own stack, `[bottom, top)` (set once, at boot).
 static BOOTSTRAP_STACK: Once<(u64, u64)> = Once::new();
 /// The address of a local of [`continue_boot`]: where the bootstrap core's
-/// stack was when its boot went on (set once, at boot; Relaxed: read
-/// after the boot, by a test on the same machine).
+/// stack was when its boot went on (set once, at boot). Relaxed: it is
+/// stored on the bootstrap core before any other core starts, and read
+/// by the in-kernel tests, which run on the bootstrap core after it:
+/// program order covers it.
 static CONTINUED_AT: AtomicU64 = AtomicU64::new(0);
 
 /// Whether the bootstrap core went on with its boot on the stack

@@ -125,11 +125,16 @@ pub fn map_stack(bytes: u64, owner: GuardOwner) -> MappedStack {
 /// (a check for translations to invalidate, the dirty bitmap). Code ran
 /// before the kernel (the bootloader's or the firmware's) from low memory
 /// the boot map then marks usable, and the stacks are carved from there
-/// (1 MiB up): a core whose stack sat on such a page (0x132000 in the
-/// boots measured) ran the same register loop 1.21-1.42x slower than the
-/// others, its spills to the stack taking that path (`perf` on its vCPU
-/// thread: QEMU's `notdirty_write` helpers, 15% of its time), and the
-/// boot's parallelism measurement read that core as 0.66-0.81 of one.
+/// (1 MiB up; the BIOS bootloader's stage 4 is loaded at 0x130000): a
+/// core whose stack sat on such a page (0x132000 in the boots measured)
+/// ran the same register loop 1.21-1.42x slower than the others, its
+/// spills to the stack taking that path (`perf` on its vCPU thread:
+/// QEMU's `notdirty_write` helpers, 15% of its time), and the boot's
+/// parallelism measurement counted it at 0.66-0.82 of the other core.
+/// The heap is not scrubbed (it is large, and it lies above the kernel
+/// image at the harness's memory sizes under BIOS; a smaller machine, or
+/// UEFI, whose firmware's code regions are usable after boot, may put it
+/// on such pages).
 /// Writing the whole frame once overwrites every stale translation, and
 /// the page is plain RAM again. (On AArch64 QEMU loads the kernel's ELF
 /// itself and no code runs from the RAM the kernel hands out before it.)
@@ -147,27 +152,33 @@ fn scrub(frame: PhysFrame<Size4KiB>) {
     }
 }
 
-/// Fills the next `count` frames the allocator will hand out with `byte`
+/// Fills the next `count` frames the allocator will hand out with `byte`,
+/// at most to the end of their region, and returns them as `[start, end)`
 /// (in-kernel tests: what a stack would see of memory that held other
-/// bytes before, such as the bootloader's). Stops early where a region
-/// ends.
-pub fn poison_next_frames(count: u64, byte: u8) {
+/// bytes before, such as the bootloader's).
+pub fn poison_next_frames(count: u64, byte: u8) -> (u64, u64) {
     let frames = FRAMES.lock();
-    let Some(first) = frames.next_frame() else {
-        return;
+    let Some((start, region_end)) = frames.next_free_run() else {
+        return (0, 0);
     };
-    for i in 0..count {
-        let phys = first + i * FRAME_BYTES;
-        if !frames.is_free(phys) {
-            break;
-        }
-        // SAFETY: `phys` is a free frame of a usable region, not yet
-        // handed out (the bump pointer only grows, and the allocator's
-        // lock is held, so nobody takes it meanwhile): nothing refers to
-        // it. It is reached read-write through the mapping of all
-        // physical memory.
-        unsafe { core::ptr::write_bytes(phys_to_ptr(phys), byte, FRAME_BYTES as usize) };
-    }
+    let end = region_end.min(start + count * FRAME_BYTES);
+    // SAFETY: `[start, end)` is the free rest of one usable region, not
+    // yet handed out (the bump pointer only grows, and the allocator's
+    // lock is held, so nobody takes it meanwhile): nothing refers to it.
+    // It is reached read-write through the mapping of all physical memory.
+    unsafe { core::ptr::write_bytes(phys_to_ptr(start), byte, (end - start) as usize) };
+    (start, end)
+}
+
+/// The physical address `virt` maps to in the current page tables, if
+/// any.
+pub fn phys_of(virt: u64) -> Option<u64> {
+    use x86_64::structures::paging::Translate;
+    let kva = KVA.lock();
+    let kva = kva.as_ref().expect("paging::init not called");
+    kva.mapper
+        .translate_addr(VirtAddr::new(virt))
+        .map(|phys| phys.as_u64())
 }
 
 /// Maps `bytes` of device memory at `phys` uncached (PCD|PWT) in Vigil's
