@@ -259,6 +259,16 @@ fn solo_run_ticks() -> u64 {
 
 /// One chunk of the measurement's work: [`CHUNK_STEPS`] steps of a
 /// xorshift in registers, its result kept from the optimiser.
+///
+/// Never inlined: the solo runs and the window must run the very same
+/// instructions, because under TCG where a loop lies decides its speed.
+/// A direct jump is chained only within a guest page, so a loop whose
+/// back edge crosses a page boundary goes through QEMU's
+/// `helper_lookup_tb_ptr` every iteration: one build had the window's
+/// inlined copy across a boundary and its solo copy not, ran the window
+/// 7x slower (38% of the vCPU thread in that helper, `perf`) and read one
+/// vCPU as 0.14 cores; the same source with a print added read 0.99.
+#[inline(never)]
 fn chunk() {
     // The seed through `black_box`, so that the loop cannot be folded to
     // a constant.
