@@ -215,14 +215,6 @@
 //!   `local_push_*`, core 0 pushing and waiting; the mutation run drops
 //!   each half of the pair, the look, and the choices' count of local
 //!   items).
-//! * **A push past a searcher.** A pusher that reads some core registered
-//!   idle takes the pool's lock only if, after a fence, it reads fewer
-//!   searchers than the items on its queue: a searcher's look ends its search, and stores the count
-//!   without it, before it reads a local queue, so that look counts the
-//!   push (the push / search pair, `LocalQueue`; the loom model
-//!   `chained_push_three_cores`). A job that spawns its successor while
-//!   a searcher is on its way then costs its worker no trip to the pool's
-//!   lock.
 //! * **Local items are never stranded with every core halted**: their
 //!   owner is running (it pushed while not registered idle) and takes from
 //!   its own queue before it can register idle, so that state needs the
@@ -501,16 +493,6 @@ pub struct Stealable<T> {
     /// pusher is ordered by the pushed queue's own lock (the push /
     /// registration pair, see [`LocalQueue`]).
     idle_for_pushers: AtomicUsize,
-    /// Searchers (cores in the searching set), for
-    /// [`Stealable::push_local`], which takes no lock when it reads a
-    /// non-zero count: some searcher has yet to make its look, and that
-    /// look counts the pushed item (the push / search pair, see
-    /// [`LocalQueue`]). A loom atomic (a decision reads it), written only
-    /// under the lock and only with local queues: at every unlock, and
-    /// where a searcher's search ends, before the look that ends it reads
-    /// any local queue (then followed by a SeqCst fence). Relaxed: the
-    /// fences order what matters.
-    searchers_for_pushers: AtomicUsize,
     /// Cores polling their inbox before the halt path, one bit each
     /// ([`Stealable::set_polling`]): a choice takes them first, since a
     /// search wake to a core that polls is a push it sees at once, with no
@@ -549,29 +531,6 @@ pub struct Stealable<T> {
 /// core that goes on to halt unseen, with no fence: the queue's lock
 /// carries the order, and loom checks it as it is (`loom_steal`'s
 /// `local_*` models; the mutation run drops each half).
-///
-/// **The push / search pair.** A pusher that read the idle count non-zero
-/// then runs a SeqCst fence and reads the searchers' count
-/// (`searchers_for_pushers`); if it is at least its queue's length (so
-/// not 0) it takes no lock and wakes nobody: a searcher will look. A searcher whose search ends (in `take`,
-/// `before_pinned_work` or `publish`) leaves the searching set and stores
-/// the count without itself, under the pool's lock, runs a SeqCst fence,
-/// and only then reads any local queue (its look's scan, or the count of
-/// a choice for what is left). A store-buffering pair: if the pusher's
-/// read does not see searcher S's store (and S was in the set in the
-/// value it read, so S's store is later in the count's modification
-/// order), the pusher's fence precedes S's in their total order, so S's
-/// reads of the queue after its fence see the push (or a later pop of the
-/// item). S then takes the item, or chooses a core for it as every
-/// searcher that ends its search with items left does. So a push that
-/// skips the lock is always counted by a look still to come (the loom
-/// model `chained_push_*`: core 0 pops its own first item before the
-/// searcher chosen for it looks, pushes a second and waits for it; the
-/// mutation run stores the count after the scan, and drops either fence).
-/// Go's scheduler has the same pair: a goroutine readied while an M spins
-/// wakes nobody, and a spinning M drops out of the spinning count before
-/// its last look at every run queue, with a StoreLoad barrier between
-/// ("Worker thread parking/unparking", `runtime/proc.go`).
 ///
 /// `len` mirrors the queue's length, stored under its lock: the owner
 /// reads it to skip an empty queue (only it pushes, so a 0 it reads is
@@ -690,7 +649,6 @@ impl<T> Stealable<T> {
                 .into_boxed_slice(),
             polling_hinted: ObservedBool::new(false),
             idle_for_pushers: AtomicUsize::new(0),
-            searchers_for_pushers: AtomicUsize::new(0),
             locals: (0..locals)
                 .map(|_| LocalQueue {
                     items: Mutex::new(VecDeque::new()),
@@ -706,39 +664,25 @@ impl<T> Stealable<T> {
     /// (if the pool has them and the core is neither registered idle, nor
     /// searching, nor has drained a search wake since it last looked:
     /// otherwise it [`publish`](Self::publish)es it). It takes the pool's
-    /// lock only if it then reads some core registered idle (the push /
-    /// registration pair, see `LocalQueue`) and fewer searchers still to
-    /// look than the items on its queue (the push / search pair), and
-    /// chooses searchers there as a publication does; `wake(core)` for
-    /// each after the lock. The core pops its own items oldest first in
-    /// [`take`](Self::take).
+    /// lock only if it then reads some core registered idle, and chooses
+    /// searchers there as a publication does (the push / registration
+    /// pair, see `LocalQueue`); `wake(core)` for each after the lock. The
+    /// core pops its own items oldest first in [`take`](Self::take).
     pub fn push_local(&self, searcher: &mut Searcher, item: T, wake: impl FnMut(usize)) -> Woken {
         let me = searcher.me;
         if !self.own_queue_open(searcher) {
             return self.publish(me, [item], wake).woke;
         }
         let local = &self.locals[me];
-        let own_queued = {
+        {
             let mut items = local.items.lock();
             items.push_back(item);
             local.len.store(items.len(), Ordering::Relaxed);
             local.added.store(local.added.load(OBSERVED) + 1, OBSERVED);
-            items.len()
-        };
+        }
         // The pusher's half of the push / registration pair (see
         // `LocalQueue`): read after the queue's unlock above.
         if self.idle_for_pushers.load(Ordering::Relaxed) == 0 {
-            return Woken::NONE;
-        }
-        // The pusher's half of the push / search pair (see `LocalQueue`):
-        // orders the queue's length stored above before the load below;
-        // pairs with the fence in `end_search`.
-        fence(Ordering::SeqCst);
-        // As many searchers still to look as items on this queue (at least
-        // one): they cover them, as a choice would count (items elsewhere
-        // are not counted here; a searcher that finds one chooses for what
-        // is left). `own_queued` is at least 1.
-        if self.searchers_for_pushers.load(Ordering::Relaxed) >= own_queued {
             return Woken::NONE;
         }
         let mut shared = self.shared.lock();
@@ -902,7 +846,7 @@ impl<T> Stealable<T> {
             // Chosen while registered idle, and now running its task: its
             // search wake would wait for that task. It hands the slot on;
             // its wake still arrives, and only sends it to look.
-            self.end_search(&mut shared, me);
+            shared.searching.remove(me);
             self.choose_searchers(&mut shared, me, FAN_OUT)
         } else {
             Woken::NONE
@@ -960,16 +904,14 @@ impl<T> Stealable<T> {
         }
         let mut shared = self.shared.lock();
         self.resume(&mut shared, searcher);
-        // A look ends the search, before it reads any queue (the push /
-        // search pair, see `LocalQueue`).
-        let ended_search = searcher.searching;
-        if ended_search {
-            searcher.searching = false;
-            self.end_search(&mut shared, searcher.me);
-        }
         let mut item = shared.queue.pop_front();
         if item.is_none() && !self.locals.is_empty() {
             item = self.register_and_steal(&mut shared, searcher.me);
+        }
+        let ended_search = searcher.searching;
+        if ended_search {
+            searcher.searching = false;
+            shared.searching.remove(searcher.me);
         }
         let next = match item {
             Some(_) => {
@@ -1048,7 +990,7 @@ impl<T> Stealable<T> {
         self.resume(&mut shared, searcher);
         let next = if searcher.searching {
             searcher.searching = false;
-            self.end_search(&mut shared, searcher.me);
+            shared.searching.remove(searcher.me);
             if self.queued(&shared) == 0 {
                 Woken::NONE
             } else {
@@ -1058,23 +1000,6 @@ impl<T> Stealable<T> {
             Woken::NONE
         };
         self.unlock(shared, next, wake);
-    }
-
-    /// Core `me`'s search ends (if it held one), under the lock, before the
-    /// caller reads any local queue: with local queues, the searcher's half
-    /// of the push / search pair (see `LocalQueue`). Every removal from the
-    /// searching set goes through here.
-    fn end_search(&self, shared: &mut Shared<T>, me: usize) {
-        // A core out of the set (a publisher that was no searcher) stores
-        // nothing: the count it would store is the one already there.
-        if shared.searching.remove(me) && !self.locals.is_empty() {
-            self.searchers_for_pushers
-                .store(shared.searching.len(), Ordering::Relaxed);
-            // Orders the store above before the caller's reads of the
-            // local queues' lengths and contents; pairs with the fence in
-            // `push_local`.
-            fence(Ordering::SeqCst);
-        }
     }
 
     /// Whether `core` is one of the pool's cores (a publisher outside them
@@ -1262,8 +1187,6 @@ impl<T> Stealable<T> {
         if !self.locals.is_empty() {
             self.idle_for_pushers
                 .store(shared.idle.len(), Ordering::Relaxed);
-            self.searchers_for_pushers
-                .store(shared.searching.len(), Ordering::Relaxed);
             m.shared_queued.store(shared.queue.len(), OBSERVED);
         }
         m.tickets_pending
@@ -1487,30 +1410,6 @@ mod tests {
         assert_eq!(
             (counts.searching, counts.search_wakes, counts.over_chosen),
             (0, 2, 0)
-        );
-    }
-
-    #[test]
-    fn a_chained_push_covered_by_a_searcher_still_to_look_is_found_by_that_look() {
-        let pool = Stealable::with_local_queues(4);
-        let mut searchers = idle_cores(&pool, &[1, 2, 3]);
-        let mut core_0 = Searcher::new(0);
-        assert_eq!(push_local(&pool, &mut core_0, 10), [1]);
-        // Core 0 runs its own item before core 1 looks, and spawns the
-        // next: core 1, still to look, covers it (cores 2 and 3 stay
-        // idle).
-        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(10));
-        assert_eq!(push_local(&pool, &mut core_0, 11), []);
-        assert_eq!(searcher_takes(&pool, &mut searchers[0]), (Some(11), vec![]));
-        // No searcher now: a push chooses core 2. Two items on the queue
-        // and one searcher: the second is not covered, and core 3 is
-        // chosen for it.
-        assert_eq!(push_local(&pool, &mut core_0, 12), [2]);
-        assert_eq!(push_local(&pool, &mut core_0, 13), [3]);
-        let counts = pool.snapshot();
-        assert_eq!(
-            (counts.searching, counts.search_wakes, counts.over_chosen),
-            (2, 3, 0)
         );
     }
 

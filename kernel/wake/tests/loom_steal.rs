@@ -182,23 +182,6 @@ fn local_push_three_items_two_cores() {
     );
 }
 
-/// (i), (iv): core 0 pushes item 0 onto its own queue, takes it back
-/// itself, pushes item 1 and waits for it; cores 1 and 2 idle. The core
-/// chosen for item 0 looks after item 0 is gone, and the second push,
-/// with the other core still registered idle, reads that searcher's
-/// count and takes no lock: the searcher's look must count item 1 (the
-/// push / search pair, see `LocalQueue`).
-#[test]
-fn chained_push_three_cores() {
-    run(
-        "steal, core 0 pushes, runs and pushes again, then waits, 3 cores",
-        StealScenario {
-            preemption_bound: 2,
-            ..scenario(3, &[1, 1], Publisher::Core0Chain)
-        },
-    );
-}
-
 const BUSY_CORE_1: &[Act] = &[Act::Pinned(1, long_job(2))];
 
 /// (i), (iv): core 1 is busy with a pinned job (registered idle, marked

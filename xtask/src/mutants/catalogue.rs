@@ -110,12 +110,6 @@ pub const STEAL_LOCAL_BUSY: Model = Model {
     test: "loom_steal",
     filter: Some("local_push_past_a_busy_core"),
 };
-/// The stealable pool's model of a core pushing a chain (its first item
-/// taken back itself, then a second pushed past the first's searcher).
-pub const STEAL_CHAIN: Model = Model {
-    test: "loom_steal",
-    filter: Some("chained_push"),
-};
 /// The stealable pool's two-publication producer model.
 pub const STEAL_TWO_PUBLICATIONS: Model = Model {
     test: "loom_steal",
@@ -620,11 +614,11 @@ pub static MUTANTS: &[Mutant] = &[
         name: "steal-publish-wakes-nobody",
         file: "src/steal.rs",
         find: concat!(
-            "            self.end_search(&mut shared, me);\n",
+            "            shared.searching.remove(me);\n",
             "            self.choose_searchers(&mut shared, me, FAN_OUT)\n",
         ),
         replace: concat!(
-            "            self.end_search(&mut shared, me);\n",
+            "            shared.searching.remove(me);\n",
             "            Woken::NONE // MUTANT: publish wakes nobody\n",
         ),
         model: STEAL,
@@ -709,14 +703,14 @@ pub static MUTANTS: &[Mutant] = &[
         find: concat!(
             "        let next = if searcher.searching {\n",
             "            searcher.searching = false;\n",
-            "            self.end_search(&mut shared, searcher.me);\n",
+            "            shared.searching.remove(searcher.me);\n",
             "            if self.queued(&shared) == 0 {",
         ),
         replace: concat!(
             "        let next = if false {\n",
             "            // MUTANT: the busy searcher keeps the slot\n",
             "            searcher.searching = false;\n",
-            "            self.end_search(&mut shared, searcher.me);\n",
+            "            shared.searching.remove(searcher.me);\n",
             "            if self.queued(&shared) == 0 {",
         ),
         model: STEAL_CHOSEN_CORE,
@@ -746,12 +740,14 @@ pub static MUTANTS: &[Mutant] = &[
         name: "steal-resume-skipped",
         file: "src/steal.rs",
         find: concat!(
+            "        let mut shared = self.shared.lock();\n",
             "        self.resume(&mut shared, searcher);\n",
-            "        // A look ends the search, before it reads any queue (the push /\n",
+            "        let mut item = shared.queue.pop_front();",
         ),
         replace: concat!(
+            "        let mut shared = self.shared.lock();\n",
             "        // MUTANT: no resume\n",
-            "        // A look ends the search, before it reads any queue (the push /\n",
+            "        let mut item = shared.queue.pop_front();",
         ),
         model: STEAL_TWO_PUBLICATIONS,
         killed_by: &[STRANDED],
@@ -906,78 +902,6 @@ pub static MUTANTS: &[Mutant] = &[
         // stops with it "queued" before the end-of-run count is reached.
         killed_by: &[STRANDED, ITEM_LOST],
         quick: true,
-        ..Mutant::BASE
-    },
-    // The push / search pair (steal.rs, `LocalQueue`): a look ends its
-    // search only after it has read the local queues, so a push that read
-    // the searcher still counted takes no lock, and the look missed it.
-    Mutant {
-        name: "steal-local-search-ended-after-the-look",
-        file: "src/steal.rs",
-        find: concat!(
-            "        let ended_search = searcher.searching;\n",
-            "        if ended_search {\n",
-            "            searcher.searching = false;\n",
-            "            self.end_search(&mut shared, searcher.me);\n",
-            "        }\n",
-            "        let mut item = shared.queue.pop_front();\n",
-            "        if item.is_none() && !self.locals.is_empty() {\n",
-            "            item = self.register_and_steal(&mut shared, searcher.me);\n",
-            "        }\n",
-        ),
-        replace: concat!(
-            "        let mut item = shared.queue.pop_front();\n",
-            "        if item.is_none() && !self.locals.is_empty() {\n",
-            "            item = self.register_and_steal(&mut shared, searcher.me);\n",
-            "        }\n",
-            "        let ended_search = searcher.searching; // MUTANT: after the look\n",
-            "        if ended_search {\n",
-            "            searcher.searching = false;\n",
-            "            self.end_search(&mut shared, searcher.me);\n",
-            "        }\n",
-        ),
-        model: STEAL_CHAIN,
-        killed_by: &[BLOCKED],
-        quick: true,
-        ..Mutant::BASE
-    },
-    // The pusher's fence of the push / search pair dropped.
-    Mutant {
-        name: "steal-local-push-search-fence-dropped",
-        file: "src/steal.rs",
-        find: concat!(
-            "        // pairs with the fence in `end_search`.\n",
-            "        fence(Ordering::SeqCst);\n",
-        ),
-        replace: "        // MUTANT: the pusher's fence dropped\n",
-        model: STEAL_CHAIN,
-        killed_by: &[BLOCKED],
-        equivalent: Some(
-            "where the searcher's look scans, the pushed queue's lock orders the \
-             two sides as in the push / registration pair; the fences are for a \
-             searcher that reads the queue's length without that lock (a choice \
-             after it took a shared item, a hand-on before pinned work) and runs \
-             on: it scans before it can halt, so no model state strands the item, \
-             and what the fences keep, the item covered meanwhile, no model checks",
-        ),
-        ..Mutant::BASE
-    },
-    // The searcher's fence of the push / search pair dropped.
-    Mutant {
-        name: "steal-local-search-end-fence-dropped",
-        file: "src/steal.rs",
-        find: concat!(
-            "            // `push_local`.\n",
-            "            fence(Ordering::SeqCst);\n",
-        ),
-        replace: "            // MUTANT: the searcher's fence dropped\n",
-        model: STEAL_CHAIN,
-        killed_by: &[BLOCKED],
-        equivalent: Some(
-            "as steal-local-push-search-fence-dropped: the scan's queue locks \
-             order the pair; the fence covers the lock-free length reads of a \
-             searcher that runs on and scans later, which no model checks",
-        ),
         ..Mutant::BASE
     },
 ];

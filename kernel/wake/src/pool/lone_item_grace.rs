@@ -16,9 +16,7 @@
 //! it and pushes the next), and steals it once it has seen the *same* item
 //! for [`STUCK_GLANCES`] glances (its owner is busy, or waits for it). A
 //! worker chosen to search waits out of the idle set, holding its search,
-//! so the owner's next spawns find nobody idle, or that searcher still to
-//! look for their one item, and take no lock (the push / search pair,
-//! `steal.rs`). (One
+//! so the owner's next spawns find nobody idle and take no lock. (One
 //! whose search wake came after it had looked and registered idle again
 //! waits registered, its wake marked in flight: the owner's spawns then
 //! take the lock and choose nobody new.)

@@ -4,8 +4,7 @@
 //! stealable items come from core 0 (the fork-join caller), from core 0
 //! pushing onto its own queue (the hosted pool's `Worker::spawn`, in a
 //! pool built with local queues) and then waiting for its first item
-//! without helping, or pushing a chain (its first item taken back itself,
-//! then waiting for the second), or from a producer core that runs no driver; the producer may also send pinned
+//! without helping, or from a producer core that runs no driver; the producer may also send pinned
 //! jobs (that run for several model steps, and may wait for a stealable
 //! item to have run) and may hold a search wake back between its choice
 //! and its ticket (the kernel's `BeforeSearchWake` window: chosen under the
@@ -146,18 +145,6 @@ pub enum Publisher {
     /// another core: only the push / registration pair and the choices
     /// that count local items get it there.
     Core0Local,
-    /// Driver core 0, before its loop, as [`Publisher::Core0Local`] with a
-    /// chain of two items (a job that spawns the next, the pool's
-    /// `chained-spawn`): it pushes item 0 onto its own queue, takes it
-    /// back itself unless a thief took it first, pushes item 1 and, if it
-    /// ran item 0, waits without helping until item 1 has run on another
-    /// core. The core chosen to search for item 0 then finds nothing of
-    /// it: only the push / search pair gets item 1 to some core when the
-    /// second push reads that searcher's count and takes no lock. Core 0
-    /// starts once every other core sleeps (the orders in which they
-    /// register as it pushes are [`Publisher::Core0Local`]'s).
-    /// `publications` is read as one push each.
-    Core0Chain,
     /// A core of its own that only publishes.
     Producer,
 }
@@ -234,10 +221,7 @@ fn run_once(scenario: StealScenario) {
         cores: (0..cores)
             .map(|_| CoreWake::with_detector(Policy::StateMachine, false))
             .collect(),
-        pool: if matches!(
-            scenario.publisher,
-            Publisher::Core0Local | Publisher::Core0Chain
-        ) {
+        pool: if scenario.publisher == Publisher::Core0Local {
             Stealable::with_local_queues(scenario.cores)
         } else {
             Stealable::new(scenario.cores)
@@ -556,36 +540,6 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
             next_item = push_local(world, me, &mut searcher, next_item, items);
         }
         wait_for_item(world, me, 0);
-    }
-    if me == 0 && scenario.publisher == Publisher::Core0Chain {
-        let [first, second] = core::mem::take(&mut publications) else {
-            panic!("a chain is two pushes");
-        };
-        // The other cores go to sleep first (registered idle): the
-        // preemptions the bound allows go to the chain's own interleavings.
-        while !(1..world.drivers).all(|core| world.machine.asleep(core)) {
-            thread::yield_now();
-        }
-        next_item = push_local(world, me, &mut searcher, next_item, *first);
-        let taken = world.pool.take(&mut searcher, |target| {
-            search_wake(world, me, target, Generation::Ramp);
-        });
-        herd_bound(world);
-        if let Some(item) = taken {
-            world.machine.stealable_queued.fetch_sub(1, SeqCst);
-            trace(|| format!("core {me}: runs its own stealable {item}"));
-            world.ran.lock().expect("ghost").push(item);
-            // The job runs for a step: another core may look meanwhile.
-            thread::yield_now();
-        }
-        let waited = next_item;
-        next_item = push_local(world, me, &mut searcher, next_item, *second);
-        // Core 0 found nothing (a thief took item 0) and is registered
-        // idle: the second push was a publication, and core 0 goes on to
-        // its loop as a core that published would.
-        if taken.is_some() {
-            wait_for_item(world, me, waited);
-        }
     }
     let mut batch = VecDeque::new();
     let mut run_queue = VecDeque::new();
