@@ -146,8 +146,20 @@ pub struct HostStats {
     /// The workload's pool (`steal`, `pinned`; empty: no fork-join
     /// workload ran).
     pub plan_pool: String,
-    /// Its chunks (or pinned workers) per round.
+    /// Its chunks (or pinned workers) per round, as the round trial kept
+    /// them when one ran.
     pub plan_chunks: u64,
+    /// The round trial's counts and median rounds (`sched::round_trial`):
+    /// the plan's chunks as the boot measurements chose them, and the
+    /// median of the trial's rounds with that many, ns; the one more
+    /// chunk tried, and its median, ns. All 0: no trial ran.
+    pub trial_planned_chunks: u64,
+    /// See `trial_planned_chunks`.
+    pub trial_planned_round_ns: u64,
+    /// See `trial_planned_chunks`.
+    pub trial_tried_chunks: u64,
+    /// See `trial_planned_chunks`.
+    pub trial_tried_round_ns: u64,
     /// Its round's work on one core, ns, as measured.
     pub plan_work_ns: u64,
     /// Wake IPIs sent (all cores) before the workload started: the boot's
@@ -159,7 +171,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 9] {
+    fn numbers(&self) -> [(&'static str, u64); 13] {
         [
             (
                 "measured_parallelism_milli",
@@ -171,6 +183,10 @@ impl HostStats {
             ("steal_round_cores", self.steal_round_cores),
             ("pinned_round_ns", self.pinned_round_ns),
             ("plan_chunks", self.plan_chunks),
+            ("trial_planned_chunks", self.trial_planned_chunks),
+            ("trial_planned_round_ns", self.trial_planned_round_ns),
+            ("trial_tried_chunks", self.trial_tried_chunks),
+            ("trial_tried_round_ns", self.trial_tried_round_ns),
             ("plan_work_ns", self.plan_work_ns),
             ("ipis_before_workload", self.ipis_before_workload),
         ]
@@ -305,6 +321,10 @@ mod tests {
                 pinned_round_ns: 0,
                 plan_pool: "steal".to_string(),
                 plan_chunks: 2,
+                trial_planned_chunks: 1,
+                trial_planned_round_ns: 55_000,
+                trial_tried_chunks: 2,
+                trial_tried_round_ns: 36_000,
                 plan_work_ns: 41_000,
                 ipis_before_workload: 70,
             },

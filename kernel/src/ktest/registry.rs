@@ -51,5 +51,6 @@ pub static ALL: &[TestCase] = &[
     sched_tests::STORM,
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,
+    round_plan_tests::TRIAL,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
 ];

@@ -9,11 +9,19 @@ use crate::ensure;
 use crate::params::Pool;
 use crate::sched::host_parallelism::{SOLO_RUN_CHUNKS, estimate_milli};
 use crate::sched::round_plan::{Fixed, RoundCosts, RoundPlan};
+use crate::sched::round_trial::{
+    RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome, alternative, reach,
+};
 use crate::smp::cores;
 
 pub const CHOICES: TestCase = TestCase {
     name: "sched::round_plan_choices",
     run: choices,
+};
+
+pub const TRIAL: TestCase = TestCase {
+    name: "sched::round_trial_tries_one_more_chunk_and_keeps_the_faster",
+    run: trial,
 };
 
 pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
@@ -120,5 +128,133 @@ fn choices() -> TestResult {
         fixed_pinned.pool == Pool::Pinned && fixed_pinned.chunks == n,
         "pool=pinned: {fixed_pinned:?}"
     );
+    Ok(())
+}
+
+/// The round trial from given readings and round times
+/// (`sched::round_trial`): which count it tries, in which order, and what
+/// it keeps.
+fn trial() -> TestResult {
+    // How far it reaches: a reading 0.3 above a whole core reaches one
+    // core more (two host cores read 1.485 once); one host core's
+    // readings (at most 1.00) do not; `parallelism=` (no reading) holds.
+    for (in_force, milli, expected) in [
+        (1, Some(990), 1),
+        (1, Some(1_299), 1),
+        (1, Some(1_300), 2),
+        (1, Some(1_485), 2),
+        (2, Some(1_950), 2),
+        (2, Some(2_010), 2),
+        (1, None, 1),
+        (2, None, 2),
+    ] {
+        let got = reach(in_force, milli);
+        ensure!(
+            got == expected,
+            "reach({in_force}, {milli:?}) = {got}, not {expected}"
+        );
+    }
+    // What it tries: one more chunk for a stealing plan, within the reach,
+    // the cores and the work's rows; nothing for the pinned pool or fixed
+    // chunks.
+    let steal = |chunks| RoundPlan {
+        pool: Pool::Steal,
+        chunks,
+        work_ns: WORK_NS,
+    };
+    let free = Fixed::default();
+    for (plan, max_chunks, cores, reach, fixed, expected) in [
+        (steal(1), 62, 32, 2, free, Some(2)),
+        (steal(2), 62, 32, 3, free, Some(3)),
+        (steal(2), 62, 32, 2, free, None),
+        (steal(1), 1, 32, 2, free, None),
+        (steal(1), 62, 1, 2, free, None),
+        (
+            steal(1),
+            62,
+            32,
+            2,
+            Fixed {
+                pool: None,
+                chunks: Some(1),
+            },
+            None,
+        ),
+        (
+            RoundPlan {
+                pool: Pool::Pinned,
+                ..steal(1)
+            },
+            62,
+            32,
+            2,
+            free,
+            None,
+        ),
+    ] {
+        let got = alternative(plan, max_chunks, cores, reach, fixed);
+        ensure!(
+            got == expected,
+            "alternative({plan:?}, {max_chunks}, {cores}, {reach}) = {got:?}, not {expected:?}"
+        );
+    }
+    // Too few rounds left: no trial, every round the plan's.
+    let short = RoundTrial::new(1, Some(2), 100);
+    ensure!(
+        !short.running() && short.chunks() == 1,
+        "100 rounds left: {short:?}"
+    );
+    // Blocks alternate, the tried count's first; the faster median is
+    // kept, a tie keeps the plan, and one slow round in a count's eight
+    // does not decide.
+    for (tried_ns, planned_ns, kept) in [
+        (36_000, 55_000, 2),
+        (55_000, 36_000, 1),
+        (40_000, 40_000, 1),
+    ] {
+        let mut trial = RoundTrial::new(1, Some(2), 998);
+        let mut order = alloc::vec::Vec::new();
+        let mut outcome = None;
+        for round in 0..2 * TRIAL_ROUNDS_EACH {
+            ensure!(trial.running(), "round {round}: the trial stopped early");
+            let chunks = trial.chunks();
+            order.push(chunks);
+            let mut ns = if chunks == 2 { tried_ns } else { planned_ns };
+            if round == 1 {
+                ns *= 10;
+            }
+            outcome = trial.record(ns);
+            ensure!(
+                outcome.is_none() == (round + 1 < 2 * TRIAL_ROUNDS_EACH),
+                "round {round}: outcome {outcome:?}"
+            );
+        }
+        let expected_order: alloc::vec::Vec<usize> = (0..2 * TRIAL_ROUNDS_EACH)
+            .map(|round| {
+                if (round / TRIAL_BLOCK_ROUNDS) % 2 == 0 {
+                    2
+                } else {
+                    1
+                }
+            })
+            .collect();
+        ensure!(order == expected_order, "order {order:?}");
+        ensure!(outcome.is_some(), "no outcome after the trial's rounds");
+        let outcome = outcome.unwrap_or(TrialOutcome {
+            planned: (0, 0),
+            tried: (0, 0),
+            kept: 0,
+        });
+        ensure!(
+            outcome.kept == kept
+                && outcome.tried == (2, tried_ns)
+                && outcome.planned == (1, planned_ns),
+            "{tried_ns} ns against {planned_ns} ns: {outcome:?}, not {kept} kept"
+        );
+        ensure!(
+            !trial.running() && trial.chunks() == kept && trial.record(1).is_none(),
+            "after the trial: {trial:?}"
+        );
+    }
     Ok(())
 }

@@ -100,6 +100,12 @@ pub fn in_force() -> usize {
     known().unwrap_or_else(cores::count)
 }
 
+/// Whether `parallelism=` fixed the parallelism (the measurement is then
+/// not what the kernel goes by).
+pub fn is_fixed() -> bool {
+    FIXED.get().copied().flatten().is_some()
+}
+
 /// `parallelism=` if given, else the measurement, else (before it) `None`.
 fn known() -> Option<usize> {
     FIXED

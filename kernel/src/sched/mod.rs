@@ -22,6 +22,7 @@ pub mod latency;
 pub mod poll_slots;
 pub mod round_plan;
 pub mod round_pool;
+pub mod round_trial;
 pub mod round_watch;
 pub mod stats;
 pub mod steal_join;

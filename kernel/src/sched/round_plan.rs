@@ -38,6 +38,7 @@
 //! `chunks=`, `pool=`, `backoff=`).
 
 use super::fork_join::{ForkJoin, Job};
+use super::round_trial::{self, RoundTrial, TrialOutcome};
 use super::steal_join::StealJoin;
 use crate::arch::tsc;
 use crate::params::Pool;
@@ -87,8 +88,41 @@ pub fn plan_for(work_ns: u64, max_chunks: usize) -> RoundPlan {
     plan
 }
 
-/// The plan [`plan_for`] chose last (for the statistics record).
+/// The plan [`plan_for`] chose last (for the statistics record), its
+/// chunks as the trial kept them ([`keep_trial`]).
 static LAST: spin::Mutex<Option<RoundPlan>> = spin::Mutex::new(None);
+
+/// The last trial's outcome (for the statistics record).
+static LAST_TRIAL: spin::Mutex<Option<TrialOutcome>> = spin::Mutex::new(None);
+
+/// The trial of `plan` for a workload whose rounds split into at most
+/// `max_chunks` parts and that has `rounds_left` rounds to run
+/// ([`round_trial`](super::round_trial)): none when the plan cannot have
+/// split too little.
+pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> RoundTrial {
+    let measured_milli = (!super::host_parallelism::is_fixed())
+        .then(super::host_parallelism::measured)
+        .flatten()
+        .map(|m| m.measured_milli);
+    let reach = round_trial::reach(super::host_parallelism::in_force(), measured_milli);
+    let fixed = FIXED.get().copied().unwrap_or_default();
+    let tried = round_trial::alternative(plan, max_chunks, cores::count(), reach, fixed);
+    *LAST_TRIAL.lock() = None;
+    RoundTrial::new(plan.chunks, tried, rounds_left)
+}
+
+/// A trial ended: the last plan's chunks become the ones it kept.
+pub fn keep_trial(outcome: TrialOutcome) {
+    if let Some(plan) = LAST.lock().as_mut() {
+        plan.chunks = outcome.kept;
+    }
+    *LAST_TRIAL.lock() = Some(outcome);
+}
+
+/// The last trial's outcome, if one ran to its end.
+pub fn last_trial() -> Option<TrialOutcome> {
+    *LAST_TRIAL.lock()
+}
 
 /// The last plan chosen, if any.
 pub fn last_plan() -> Option<RoundPlan> {

@@ -11,26 +11,35 @@ use crate::params::Pool;
 pub enum RoundPool {
     /// One pinned worker task per core.
     Pinned(ForkJoin),
-    /// Stealable chunks, this many per round.
-    Steal(StealJoin, usize),
+    /// Stealable chunks, as many per round as its caller says.
+    Steal(StealJoin),
 }
 
 impl RoundPool {
-    /// The pool `plan` chose: its rounds run `job(i)` for `i` in
-    /// `0..plan.chunks` (pinned: on that many cores, one each; steal: as
-    /// that many chunks).
+    /// The pool `plan` chose (pinned: a worker on each of `plan.chunks`
+    /// cores).
     pub fn new(plan: RoundPlan) -> Self {
         match plan.pool {
             Pool::Pinned => Self::Pinned(ForkJoin::new(plan.chunks)),
-            Pool::Steal => Self::Steal(StealJoin::new(), plan.chunks),
+            Pool::Steal => Self::Steal(StealJoin::new()),
         }
     }
 
-    /// Runs one round.
-    pub fn run(&self, job: &Job) {
+    /// Runs one round, `job(i)` for `i` in `0..chunks`: the stealing pool
+    /// as `chunks` chunks (the plan's, or the round trial's,
+    /// `sched::round_trial`); the pinned pool on its workers, one share
+    /// each, so `chunks` must be its worker count.
+    pub fn run(&self, job: &Job, chunks: usize) {
         match self {
-            Self::Pinned(pool) => pool.run(job),
-            Self::Steal(pool, chunks) => pool.run(job, *chunks),
+            Self::Pinned(pool) => {
+                debug_assert_eq!(
+                    chunks,
+                    pool.width(),
+                    "a pinned round runs one share per worker"
+                );
+                pool.run(job);
+            }
+            Self::Steal(pool) => pool.run(job, chunks),
         }
     }
 

@@ -203,6 +203,7 @@ fn host_stats() -> HostStats {
     let measured = super::host_parallelism::measured();
     let costs = super::round_plan::costs();
     let plan = super::round_plan::last_plan();
+    let trial = super::round_plan::last_trial();
     HostStats {
         measured_parallelism_milli: measured.map_or(0, |m| m.measured_milli),
         parallelism: super::host_parallelism::in_force() as u64,
@@ -212,6 +213,10 @@ fn host_stats() -> HostStats {
         pinned_round_ns: costs.and_then(|c| c.pinned_ns).unwrap_or(0),
         plan_pool: plan.map_or_else(String::new, |p| p.pool.name().to_string()),
         plan_chunks: plan.map_or(0, |p| p.chunks as u64),
+        trial_planned_chunks: trial.map_or(0, |t| t.planned.0 as u64),
+        trial_planned_round_ns: trial.map_or(0, |t| t.planned.1),
+        trial_tried_chunks: trial.map_or(0, |t| t.tried.0 as u64),
+        trial_tried_round_ns: trial.map_or(0, |t| t.tried.1),
         plan_work_ns: plan.map_or(0, |p| p.work_ns),
         ipis_before_workload: get(&IPIS_BEFORE_WORKLOAD),
     }

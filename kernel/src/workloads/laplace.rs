@@ -16,6 +16,7 @@ use crate::println;
 use crate::sched::fork_join::{self, Job};
 use crate::sched::round_plan::RoundPlan;
 use crate::sched::round_pool::RoundPool;
+use crate::sched::round_trial::{TRIAL_ROUNDS_EACH, TrialOutcome};
 use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -225,8 +226,10 @@ pub fn worker_count(size: usize) -> usize {
 /// Runs Laplace on every core (called from a task on core 0): the first
 /// two iterations on the caller alone, the second timed (the first also
 /// pays for the emulator translating the code, or for cold caches), then
-/// the rest as the round plan for that work says. Returns the result and
-/// the plan.
+/// the rest as the round plan for that work says, its first rounds timed
+/// against one chunk more where the plan may have split too little
+/// (`sched::round_trial`). Returns the result and the plan (its chunks as
+/// the trial kept them).
 pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     let max_blocks = worker_count(size);
     let grids = Arc::new(Grids::new(size, iterations, 1, max_blocks));
@@ -240,8 +243,10 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
         fork_join::record_round_cores(1);
         work_ns = tsc::ticks_to_ns(tsc::now() - round_start);
     }
-    let plan = crate::sched::round_plan::plan_for(work_ns, max_blocks);
-    grids.set_blocks(plan.chunks);
+    let mut plan = crate::sched::round_plan::plan_for(work_ns, max_blocks);
+    let mut trial =
+        crate::sched::round_plan::trial_for(plan, max_blocks, iterations.saturating_sub(alone));
+    grids.set_blocks(trial.chunks());
     // Starting the pool (the pinned pool's worker tasks) is not part of
     // the iterations' time, as it was not when the pool was started first.
     let setup_start = tsc::now();
@@ -253,8 +258,17 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     let mut last_progress = start;
     for iteration in alone..iterations {
         grids.set_iteration(iteration);
-        pool.run(&job);
+        let round_start = tsc::now();
+        pool.run(&job, trial.chunks());
         let now = tsc::now();
+        if trial.running() {
+            if let Some(outcome) = trial.record(tsc::ticks_to_ns(now - round_start)) {
+                crate::sched::round_plan::keep_trial(outcome);
+                plan.chunks = outcome.kept;
+                print_trial(outcome);
+            }
+            grids.set_blocks(trial.chunks());
+        }
         if now - last_progress >= progress_every {
             last_progress = now;
             println!(
@@ -267,4 +281,29 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     let elapsed_us = tsc::ticks_to_us(tsc::now() - start - setup);
     pool.shutdown();
     (grids.report(iterations, elapsed_us), plan)
+}
+
+/// The trial's line: both counts' median rounds and the one kept.
+fn print_trial(outcome: TrialOutcome) {
+    let (planned, planned_ns) = outcome.planned;
+    let (tried, tried_ns) = outcome.tried;
+    println!(
+        "round trial: {} {} us, {} {} us (medians of {} rounds each): keeps {}",
+        chunks(planned),
+        tenths_us(planned_ns),
+        chunks(tried),
+        tenths_us(tried_ns),
+        TRIAL_ROUNDS_EACH,
+        chunks(outcome.kept)
+    );
+}
+
+/// "1 chunk", "2 chunks".
+fn chunks(count: usize) -> alloc::string::String {
+    alloc::format!("{count} chunk{}", if count == 1 { "" } else { "s" })
+}
+
+/// `ns` as microseconds with one decimal.
+fn tenths_us(ns: u64) -> alloc::string::String {
+    alloc::format!("{}.{}", ns / 1000, ns % 1000 / 100)
 }

@@ -1,0 +1,173 @@
+//! The round plan checked against the running workload: in its first
+//! rounds a workload times its plan's chunk count against one more chunk,
+//! and keeps the faster.
+//!
+//! The plan ([`round_plan`](super::round_plan)) prices a split from what
+//! the boot measured: the host's parallelism `P`, rounded to a whole core,
+//! and the median of 64 empty rounds. Both readings have outliers that
+//! cost a whole core for the rest of the workload: `P` read 1.485 on two
+//! host cores (rounded to one core: every round on the caller alone), and
+//! at 32 vCPUs two boots of three timed the empty round at 105-110 µs
+//! where the others read 2-4 (the split's cost then outweighed a 56 µs
+//! round: one chunk); those boots took 1.6x the time of the boots that
+//! split in two. A reading can be wrong; a round's own time is what the
+//! split is for.
+//!
+//! So where the plan may have split too little, the workload runs
+//! [`TRIAL_BLOCKS`] blocks of [`TRIAL_BLOCK_ROUNDS`] rounds of each of the
+//! two counts, alternating (the alternative first: a core it newly
+//! involves pays its warm-up in the alternative's time, which leans the
+//! choice towards the plan), and keeps the count with the lower median
+//! round time; a tie keeps the plan. "May have split too little" is
+//! [`alternative`]: one more chunk than the plan, when the plan is the
+//! stealing pool's, no boot parameter fixed the chunks, and one more chunk
+//! stays within the cores, the work's rows and what the host may run at
+//! once: the parallelism in force, or one core more when the reading is
+//! at least [`REACH_MARGIN_MILLI`] above a whole core (1.3-1.5 is rounded
+//! down, yet two host cores read as low as 1.485). On one host core `P`
+//! read 0.07-1.00: no trial there, so a trial never asks for a time slice
+//! the host cannot give.
+//!
+//! Fewer chunks than the plan are not tried: a split into more chunks
+//! than the host runs is the costly mistake (a chunk waits for its core's
+//! next time slice, milliseconds) and the plan's cap already prevents it,
+//! while trying one chunk fewer on a compute-heavy round costs half a
+//! round of work per trial round.
+
+use crate::params::Pool;
+
+use super::round_plan::{Fixed, RoundPlan};
+
+/// Rounds of one count in a row.
+pub const TRIAL_BLOCK_ROUNDS: usize = 4;
+/// Blocks of each count.
+pub const TRIAL_BLOCKS: usize = 2;
+/// Rounds the trial times of each count.
+pub const TRIAL_ROUNDS_EACH: usize = TRIAL_BLOCK_ROUNDS * TRIAL_BLOCKS;
+/// A workload with fewer rounds left than this many trials' worth runs
+/// none (the trial would be a good part of it).
+const MIN_ROUNDS_PER_TRIAL: usize = 8;
+/// How far (thousandths of a core) a parallelism reading must be above a
+/// whole core for the trial to reach one core more.
+pub const REACH_MARGIN_MILLI: u64 = 300;
+
+/// How many cores at once the trial may reach: the parallelism in force
+/// (`in_force`), or, when it was measured (`measured_milli`; `None` when
+/// `parallelism=` fixed it), the reading rounded up from
+/// [`REACH_MARGIN_MILLI`] above a whole core, if that is more.
+pub fn reach(in_force: usize, measured_milli: Option<u64>) -> usize {
+    let rounded_up = measured_milli.map_or(0, |milli| {
+        usize::try_from((milli + 1000 - REACH_MARGIN_MILLI) / 1000).unwrap_or(usize::MAX)
+    });
+    in_force.max(rounded_up)
+}
+
+/// The chunk count to try against `plan`'s, if any: one more, where the
+/// plan may have split too little (the module docs). `max_chunks` is the
+/// work's limit, `cores` the core count, `reach` from [`reach`].
+pub fn alternative(
+    plan: RoundPlan,
+    max_chunks: usize,
+    cores: usize,
+    reach: usize,
+    fixed: Fixed,
+) -> Option<usize> {
+    if plan.pool != Pool::Steal || fixed.chunks.is_some() {
+        return None;
+    }
+    let more = plan.chunks + 1;
+    (more <= reach.min(cores).min(max_chunks)).then_some(more)
+}
+
+/// What a finished trial measured and kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrialOutcome {
+    /// The plan's chunk count and its median round, ns.
+    pub planned: (usize, u64),
+    /// The alternative's chunk count and its median round, ns.
+    pub tried: (usize, u64),
+    /// The count kept.
+    pub kept: usize,
+}
+
+/// The trial's state while a workload runs its rounds: which count the
+/// next round runs, and the times so far.
+#[derive(Debug)]
+pub struct RoundTrial {
+    planned: usize,
+    /// `None`: no trial; every round runs the plan's count.
+    tried: Option<usize>,
+    /// Rounds timed so far (both counts).
+    timed: usize,
+    times_ns: [[u64; TRIAL_ROUNDS_EACH]; 2],
+    outcome: Option<TrialOutcome>,
+}
+
+impl RoundTrial {
+    /// A trial of `tried` against `planned` chunks, or none (`tried` is
+    /// `None`, or fewer than enough rounds are left: `rounds_left`).
+    pub fn new(planned: usize, tried: Option<usize>, rounds_left: usize) -> Self {
+        let enough = rounds_left >= MIN_ROUNDS_PER_TRIAL * 2 * TRIAL_ROUNDS_EACH;
+        Self {
+            planned,
+            tried: tried.filter(|_| enough),
+            timed: 0,
+            times_ns: [[0; TRIAL_ROUNDS_EACH]; 2],
+            outcome: None,
+        }
+    }
+
+    /// Whether the next round is one of the alternative's (blocks
+    /// alternate, the alternative's first).
+    fn next_is_tried(&self) -> bool {
+        (self.timed / TRIAL_BLOCK_ROUNDS).is_multiple_of(2)
+    }
+
+    /// Whether rounds are still being timed.
+    pub fn running(&self) -> bool {
+        self.tried.is_some() && self.outcome.is_none()
+    }
+
+    /// The chunk count of the next round.
+    pub fn chunks(&self) -> usize {
+        match (self.tried, self.outcome) {
+            (_, Some(outcome)) => outcome.kept,
+            (Some(tried), None) if self.next_is_tried() => tried,
+            _ => self.planned,
+        }
+    }
+
+    /// The round just run (with [`chunks`](Self::chunks) chunks) took
+    /// `round_ns`. Returns the outcome when this round was the trial's
+    /// last.
+    pub fn record(&mut self, round_ns: u64) -> Option<TrialOutcome> {
+        let tried = self.tried.filter(|_| self.outcome.is_none())?;
+        let side = usize::from(!self.next_is_tried());
+        let block = self.timed / (2 * TRIAL_BLOCK_ROUNDS);
+        let slot = block * TRIAL_BLOCK_ROUNDS + self.timed % TRIAL_BLOCK_ROUNDS;
+        self.times_ns[side][slot] = round_ns;
+        self.timed += 1;
+        if self.timed < 2 * TRIAL_ROUNDS_EACH {
+            return None;
+        }
+        let tried_ns = median_ns(self.times_ns[0]);
+        let planned_ns = median_ns(self.times_ns[1]);
+        let outcome = TrialOutcome {
+            planned: (self.planned, planned_ns),
+            tried: (tried, tried_ns),
+            kept: if tried_ns < planned_ns {
+                tried
+            } else {
+                self.planned
+            },
+        };
+        self.outcome = Some(outcome);
+        Some(outcome)
+    }
+}
+
+/// The median of `times` (the lower of the two middle ones).
+fn median_ns(mut times: [u64; TRIAL_ROUNDS_EACH]) -> u64 {
+    times.sort_unstable();
+    times[(TRIAL_ROUNDS_EACH - 1) / 2]
+}
