@@ -202,7 +202,7 @@
 //! length: a choice counts local items as queued (so a push that reads the
 //! idle count non-zero chooses as a publication does, and a searcher that
 //! steals chooses more for what is left), and every argument above goes
-//! through with two changes:
+//! through with three changes:
 //!
 //! * **A push the pool's lock never sees.** The pusher reads the idle count
 //!   after its queue's unlock; a core registering idle stores the count
@@ -215,6 +215,17 @@
 //!   `local_push_*`, core 0 pushing and waiting; the mutation run drops
 //!   each half of the pair, the look, and the choices' count of local
 //!   items).
+//! * **A push past a searcher still to look.** A pusher that reads some
+//!   core registered idle skips the pool's lock too when it reads at least
+//!   as many searchers still to look as items queued: each of them will
+//!   look, and a look sees every item pushed before it and ends the search
+//!   with a choice for the items it leaves uncovered, so those items are
+//!   covered as a choice would cover them (the push / search pair,
+//!   [`Stealable::push_local`]; the loom model
+//!   `pushed_past_a_searcher_still_to_look_three_cores`, whose mutant
+//!   leaves the search after the look). A chained spawn at 4 workers, the
+//!   parked workers registered idle and one woken worker leaving the lone
+//!   job to its owner, otherwise took the pool's lock at every spawn.
 //! * **Local items are never stranded with every core halted**: their
 //!   owner is running (it pushed while not registered idle) and takes from
 //!   its own queue before it can register idle, so that state needs the
@@ -277,9 +288,27 @@ struct Shared<T> {
     ticket_pending: CoreSet,
 }
 
-/// Counts for observers, mirrored at every unlock.
+/// Counts for observers, mirrored at every unlock, and the count of
+/// searchers still to look.
+///
+/// Laid out so that the line every critical section writes at its unlock
+/// (the counts up to `search_wakes`) also holds `to_look`, which choices
+/// and looks change under the lock: a separate line for it cost the
+/// publish-and-take path of a burst spawned from outside one more line
+/// moving between cores at every item (spawn-outside at 4 workers 221-229
+/// ns a job against 175-198 without the count, three alternations).
 #[derive(Debug)]
+#[repr(C, align(64))]
 struct Mirror {
+    /// Searchers that have not begun their look yet: cores in the
+    /// `searching` set, less those whose `take` has already left it. With
+    /// local queues only (the kernel's pool keeps none, and pays nothing
+    /// for it). Changed only by read-modify-writes, so that its
+    /// modification order carries **the push / search pair**: a pusher
+    /// that reads a non-zero count here at least as large as the items
+    /// queued skips the pool's lock, and every searcher it counted will
+    /// see its item when it looks (see [`Stealable::push_local`]).
+    to_look: AtomicUsize,
     /// Items queued (the shared queue's, plus the local queues' lengths as
     /// read at the last unlock). Unlike the others, a decision reads it: the fast path
     /// of [`Stealable::take`] (see there), so it is a loom atomic and the
@@ -625,6 +654,7 @@ impl<T> Stealable<T> {
                 ticket_pending: CoreSet::new(cores),
             }),
             mirror: Mirror {
+                to_look: AtomicUsize::new(0),
                 queued: AtomicUsize::new(0),
                 searching: ObservedUsize::new(0),
                 searcher: ObservedUsize::new(usize::MAX),
@@ -664,10 +694,38 @@ impl<T> Stealable<T> {
     /// (if the pool has them and the core is neither registered idle, nor
     /// searching, nor has drained a search wake since it last looked:
     /// otherwise it [`publish`](Self::publish)es it). It takes the pool's
-    /// lock only if it then reads some core registered idle, and chooses
-    /// searchers there as a publication does (the push / registration
-    /// pair, see `LocalQueue`); `wake(core)` for each after the lock. The
-    /// core pops its own items oldest first in [`take`](Self::take).
+    /// lock only if it then reads some core registered idle (the push /
+    /// registration pair, see `LocalQueue`) and fewer searchers still to
+    /// look than items queued (the push / search pair, below), and chooses
+    /// searchers there as a publication does; `wake(core)` for each after
+    /// the lock. The core pops its own items oldest first in
+    /// [`take`](Self::take).
+    ///
+    /// **The push / search pair.** A searcher that has not begun its look
+    /// covers an item pushed before the look: the look sees it, and either
+    /// takes it or, having taken another, chooses for it (every search
+    /// ends in its look, with a choice for the items left uncovered). The
+    /// pusher, after its queue's unlock, reads the count of searchers still
+    /// to look with a read-modify-write (AcqRel); a searcher leaves that
+    /// count with one (AcqRel) before its look reads any queue (in
+    /// [`take`](Self::take), and in the hand-ons of
+    /// [`before_pinned_work`](Self::before_pinned_work) and
+    /// [`publish`](Self::publish), which also look at every queue's
+    /// length). The two are ordered in the count's modification order: if
+    /// the pusher's comes first, the searcher's acquires the pusher's
+    /// release, and its look sees the pushed item; if the searcher's comes
+    /// first, the pusher reads the count without it. Pushers are ordered
+    /// the same way among themselves, so the last of two pushes that both
+    /// read the same searchers sees the other's item in its count of
+    /// queued items and takes the lock for the one the searchers do not
+    /// cover. (The queued count it compares with is read after that
+    /// read-modify-write: the other queues' lengths, and the shared queue's
+    /// as last mirrored; an item published to the shared queue since is
+    /// one its publisher chose for, under the lock, or one a searcher
+    /// covers.) Go's scheduler wakes no thread while one is spinning, and
+    /// rayon none while a thread is awake and idle, for the same reason;
+    /// without the pair, a chained spawn at 4 workers took the pool's lock
+    /// at every spawn, the parked workers registered idle.
     pub fn push_local(&self, searcher: &mut Searcher, item: T, wake: impl FnMut(usize)) -> Woken {
         let me = searcher.me;
         if !self.own_queue_open(searcher) {
@@ -683,6 +741,14 @@ impl<T> Stealable<T> {
         // The pusher's half of the push / registration pair (see
         // `LocalQueue`): read after the queue's unlock above.
         if self.idle_for_pushers.load(Ordering::Relaxed) == 0 {
+            return Woken::NONE;
+        }
+        // The pusher's half of the push / search pair (above): a
+        // read-modify-write, so that it is ordered against every
+        // searcher's leaving and every other pusher's read; the queued
+        // count after it.
+        let to_look = self.mirror.to_look.fetch_add(0, Ordering::AcqRel);
+        if to_look > 0 && to_look >= self.queued_for_pushers() {
             return Woken::NONE;
         }
         let mut shared = self.shared.lock();
@@ -797,6 +863,49 @@ impl<T> Stealable<T> {
         None
     }
 
+    /// Items queued as a pusher sees them without the pool's lock: the
+    /// shared queue's as last mirrored, the local queues' as their lengths
+    /// read now (see the push / search pair in [`Self::push_local`]).
+    fn queued_for_pushers(&self) -> usize {
+        self.mirror.shared_queued.load(OBSERVED)
+            + self
+                .locals
+                .iter()
+                .map(|local| local.len.load(Ordering::Relaxed))
+                .sum::<usize>()
+    }
+
+    /// Core `core` joins the searchers (under the lock, by a choice).
+    fn search_begins(&self, shared: &mut Shared<T>, core: usize) {
+        shared.searching.insert(core);
+        if !self.locals.is_empty() {
+            // The push / search pair (see `push_local`): a chooser's
+            // addition needs no order of its own (a pusher that reads the
+            // count without it takes the lock), and no read-modify-write:
+            // every other change of the count is under this lock too, and
+            // a pusher's read-modify-write writes back the value it read,
+            // so this load and store lose nothing between them. (Relaxed;
+            // a locked instruction here cost a burst spawned from outside
+            // a few ns an item, one choice per item.)
+            let to_look = &self.mirror.to_look;
+            to_look.store(to_look.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Core `core` leaves the searchers, if it is one (under the lock),
+    /// before it looks at any queue.
+    fn search_ends(&self, shared: &mut Shared<T>, core: usize) {
+        if shared.searching.contains(core) {
+            shared.searching.remove(core);
+            if !self.locals.is_empty() {
+                // The searcher's half of the push / search pair (see
+                // `push_local`): before the look that follows reads any
+                // queue.
+                self.mirror.to_look.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
     /// Items queued: the shared queue's exactly, the local queues' as their
     /// lengths read now (Relaxed, see `LocalQueue`).
     fn queued(&self, shared: &Shared<T>) -> usize {
@@ -846,7 +955,7 @@ impl<T> Stealable<T> {
             // Chosen while registered idle, and now running its task: its
             // search wake would wait for that task. It hands the slot on;
             // its wake still arrives, and only sends it to look.
-            shared.searching.remove(me);
+            self.search_ends(&mut shared, me);
             self.choose_searchers(&mut shared, me, FAN_OUT)
         } else {
             Woken::NONE
@@ -904,14 +1013,16 @@ impl<T> Stealable<T> {
         }
         let mut shared = self.shared.lock();
         self.resume(&mut shared, searcher);
-        let mut item = shared.queue.pop_front();
-        if item.is_none() && !self.locals.is_empty() {
-            item = self.register_and_steal(&mut shared, searcher.me);
-        }
+        // Every look ends a search, and leaves it before it reads a queue
+        // (the push / search pair, see `push_local`).
         let ended_search = searcher.searching;
         if ended_search {
             searcher.searching = false;
-            shared.searching.remove(searcher.me);
+            self.search_ends(&mut shared, searcher.me);
+        }
+        let mut item = shared.queue.pop_front();
+        if item.is_none() && !self.locals.is_empty() {
+            item = self.register_and_steal(&mut shared, searcher.me);
         }
         let next = match item {
             Some(_) => {
@@ -990,7 +1101,7 @@ impl<T> Stealable<T> {
         self.resume(&mut shared, searcher);
         let next = if searcher.searching {
             searcher.searching = false;
-            shared.searching.remove(searcher.me);
+            self.search_ends(&mut shared, searcher.me);
             if self.queued(&shared) == 0 {
                 Woken::NONE
             } else {
@@ -1095,7 +1206,7 @@ impl<T> Stealable<T> {
             // `take` (queued / busy).
             fence(Ordering::SeqCst);
             if flags.busy.load(Ordering::Relaxed) == 0 {
-                shared.searching.insert(core);
+                self.search_begins(shared, core);
                 shared.ticket_pending.insert(core);
                 woken.push(core);
             } else {

@@ -182,6 +182,28 @@ fn local_push_three_items_two_cores() {
     );
 }
 
+/// (i), (iv): the push / search pair. A producer's item chooses core 1 to
+/// search, its search wake held back; core 2, not searching, may take
+/// that item and register idle; core 0 pushes onto its own queue and
+/// waits. With core 1 still to look and no item but its own queued, core
+/// 0 skips the pool's lock: core 1's look must see the pushed item (it
+/// leaves the count of searchers to look before it reads a queue) or core
+/// 0 must read the count without it. (Named apart from the `local_push`
+/// models, whose mutants it would slow down: about 690,000 executions at
+/// bound 2, 74 s; at bound 1 it does not find the search left after the
+/// look, which it finds at bound 2 in about a minute.)
+#[test]
+fn pushed_past_a_searcher_still_to_look_three_cores() {
+    run(
+        "steal, a producer's held item chooses core 1, core 0 pushes onto its own queue and waits, 3 cores",
+        StealScenario {
+            script: &[Act::PublishHeld(1), Act::Flush],
+            preemption_bound: 2,
+            ..scenario(3, &[1], Publisher::Core0Local)
+        },
+    );
+}
+
 const BUSY_CORE_1: &[Act] = &[Act::Pinned(1, long_job(2))];
 
 /// (i), (iv): core 1 is busy with a pinned job (registered idle, marked

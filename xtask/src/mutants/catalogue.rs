@@ -110,6 +110,12 @@ pub const STEAL_LOCAL_BUSY: Model = Model {
     test: "loom_steal",
     filter: Some("local_push_past_a_busy_core"),
 };
+/// The stealable pool's model of a core pushing onto its own queue past a
+/// searcher still to look (the push / search pair).
+pub const STEAL_SEARCHER_TO_LOOK: Model = Model {
+    test: "loom_steal",
+    filter: Some("pushed_past_a_searcher_still_to_look"),
+};
 /// The stealable pool's two-publication producer model.
 pub const STEAL_TWO_PUBLICATIONS: Model = Model {
     test: "loom_steal",
@@ -614,11 +620,11 @@ pub static MUTANTS: &[Mutant] = &[
         name: "steal-publish-wakes-nobody",
         file: "src/steal.rs",
         find: concat!(
-            "            shared.searching.remove(me);\n",
+            "            self.search_ends(&mut shared, me);\n",
             "            self.choose_searchers(&mut shared, me, FAN_OUT)\n",
         ),
         replace: concat!(
-            "            shared.searching.remove(me);\n",
+            "            self.search_ends(&mut shared, me);\n",
             "            Woken::NONE // MUTANT: publish wakes nobody\n",
         ),
         model: STEAL,
@@ -703,14 +709,14 @@ pub static MUTANTS: &[Mutant] = &[
         find: concat!(
             "        let next = if searcher.searching {\n",
             "            searcher.searching = false;\n",
-            "            shared.searching.remove(searcher.me);\n",
+            "            self.search_ends(&mut shared, searcher.me);\n",
             "            if self.queued(&shared) == 0 {",
         ),
         replace: concat!(
             "        let next = if false {\n",
             "            // MUTANT: the busy searcher keeps the slot\n",
             "            searcher.searching = false;\n",
-            "            shared.searching.remove(searcher.me);\n",
+            "            self.search_ends(&mut shared, searcher.me);\n",
             "            if self.queued(&shared) == 0 {",
         ),
         model: STEAL_CHOSEN_CORE,
@@ -742,12 +748,12 @@ pub static MUTANTS: &[Mutant] = &[
         find: concat!(
             "        let mut shared = self.shared.lock();\n",
             "        self.resume(&mut shared, searcher);\n",
-            "        let mut item = shared.queue.pop_front();",
+            "        // Every look ends a search",
         ),
         replace: concat!(
             "        let mut shared = self.shared.lock();\n",
             "        // MUTANT: no resume\n",
-            "        let mut item = shared.queue.pop_front();",
+            "        // Every look ends a search",
         ),
         model: STEAL_TWO_PUBLICATIONS,
         killed_by: &[STRANDED],
@@ -902,6 +908,59 @@ pub static MUTANTS: &[Mutant] = &[
         // stops with it "queued" before the end-of-run count is reached.
         killed_by: &[STRANDED, ITEM_LOST],
         quick: true,
+        ..Mutant::BASE
+    },
+    // The push / search pair (steal.rs, `push_local`): a searcher leaves
+    // the count of searchers still to look only after its look read the
+    // queues, so a pusher that read it counted skips the lock past a look
+    // that missed its item (killed in about a minute).
+    Mutant {
+        name: "steal-search-left-after-the-look",
+        file: "src/steal.rs",
+        find: concat!(
+            "        let ended_search = searcher.searching;\n",
+            "        if ended_search {\n",
+            "            searcher.searching = false;\n",
+            "            self.search_ends(&mut shared, searcher.me);\n",
+            "        }\n",
+            "        let mut item = shared.queue.pop_front();\n",
+            "        if item.is_none() && !self.locals.is_empty() {\n",
+            "            item = self.register_and_steal(&mut shared, searcher.me);\n",
+            "        }\n",
+        ),
+        replace: concat!(
+            "        let mut item = shared.queue.pop_front();\n",
+            "        if item.is_none() && !self.locals.is_empty() {\n",
+            "            item = self.register_and_steal(&mut shared, searcher.me);\n",
+            "        }\n",
+            "        // MUTANT: the search left after the look\n",
+            "        let ended_search = searcher.searching;\n",
+            "        if ended_search {\n",
+            "            searcher.searching = false;\n",
+            "            self.search_ends(&mut shared, searcher.me);\n",
+            "        }\n",
+        ),
+        model: STEAL_SEARCHER_TO_LOOK,
+        killed_by: &[BLOCKED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The push / search pair's two read-modify-writes Relaxed.
+    Mutant {
+        name: "steal-push-search-pair-relaxed",
+        file: "src/steal.rs",
+        find: "        let to_look = self.mirror.to_look.fetch_add(0, Ordering::AcqRel);\n",
+        replace: "        let to_look = self.mirror.to_look.fetch_add(0, Ordering::Relaxed); // MUTANT\n",
+        model: STEAL_SEARCHER_TO_LOOK,
+        killed_by: &[BLOCKED],
+        equivalent: Some(
+            "a look that finds the shared queue empty scans every local queue under its lock, \
+             which orders it against the push whatever the count's ordering; only a searcher \
+             that takes a shared item reads the pushed queue's length without that lock, and \
+             a pusher skips the lock past one only on a stale read of the shared queue's \
+             mirror (not a loom atomic) or before a later publication (a second publication \
+             in the model): not exercised",
+        ),
         ..Mutant::BASE
     },
 ];
