@@ -30,12 +30,14 @@
 //!   times: seed 001's worker resubmitting to itself (vigil: a private
 //!   submit to its own worker; rayon: `spawn` from the job; tokio:
 //!   `yield_now().await`, as in tokio's `yield_many`).
-//! * `ping-pong`: J/2 pings in flight at once, each a job that sends a
-//!   pong job, which replies with a third job (tokio's `ping_pong`, with
-//!   jobs for its oneshot channels). vigil: the pong is private work for
-//!   the next worker and the reply private work for the ping's worker, so
-//!   every message crosses workers; rayon and tokio: `spawn` from the job
-//!   (they cannot address a worker).
+//! * `ping-pong`: J/2 pings in flight at once, each a job that spawns a
+//!   pong job, which spawns a reply (tokio's `ping_pong`, with jobs for its
+//!   oneshot channels); the ping and the pong do the jobs' work, the reply
+//!   counts. Every pool spawns.
+//! * `ping-pong-addressed`: the same messages, but vigil's pong is private
+//!   work for the next worker and the reply private work for the ping's
+//!   worker, so every message crosses workers (seed 001's dispatch);
+//!   rayon and tokio as in `ping-pong` (they cannot address a worker).
 //! * `fork-join`: a binary tree of spawns about J jobs big, each node
 //!   spawning its two children (rayon's tree benchmarks with `spawn`; a
 //!   `join` would block a vigil worker, which has none).
@@ -104,19 +106,21 @@ enum Shape {
     ChainedSpawn,
     YieldMany,
     PingPong,
+    PingPongAddressed,
     ForkJoin,
     RoundRobin,
     Idle1Ms,
     Idle10Ms,
 }
 
-const SHAPES: [Shape; 10] = [
+const SHAPES: [Shape; 11] = [
     Shape::SpawnOutside,
     Shape::SpawnOutsideBusy,
     Shape::SpawnWorker,
     Shape::ChainedSpawn,
     Shape::YieldMany,
     Shape::PingPong,
+    Shape::PingPongAddressed,
     Shape::ForkJoin,
     Shape::RoundRobin,
     Shape::Idle1Ms,
@@ -132,6 +136,7 @@ impl Shape {
             Self::ChainedSpawn => "chained-spawn",
             Self::YieldMany => "yield-many",
             Self::PingPong => "ping-pong",
+            Self::PingPongAddressed => "ping-pong-addressed",
             Self::ForkJoin => "fork-join",
             Self::RoundRobin => "round-robin",
             Self::Idle1Ms => "idle-1ms",
@@ -424,22 +429,31 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             done.wait_parked();
             TASKS * (hops + 1)
         }
-        Shape::PingPong => {
+        Shape::PingPong | Shape::PingPongAddressed => {
             let pings = (jobs / 2).max(1);
             let done = Done::new(pings);
             let d = Arc::clone(&done);
+            let addressed = shape == Shape::PingPongAddressed;
             match running {
                 Running::Vigil(p) => p.spawn(move |w| {
                     for i in 0..pings {
                         let d = Arc::clone(&d);
-                        w.submit(i % workers, move |w| vigil_ping(w, workers, d));
+                        if addressed {
+                            w.submit(i % workers, move |w| vigil_ping_addressed(w, workers, d));
+                        } else {
+                            w.spawn(move |w| vigil_ping(w, d));
+                        }
                     }
                 }),
                 Running::Rayon(p) => p.spawn(move || {
                     for _ in 0..pings {
                         let d = Arc::clone(&d);
                         rayon::spawn(move || {
-                            rayon::spawn(move || rayon::spawn(move || d.job_ran()));
+                            black_box(work());
+                            rayon::spawn(move || {
+                                black_box(work());
+                                rayon::spawn(move || d.job_ran());
+                            });
                         });
                     }
                 }),
@@ -447,7 +461,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
                     for _ in 0..pings {
                         let d = Arc::clone(&d);
                         drop(tokio::spawn(async move {
+                            black_box(work());
                             drop(tokio::spawn(async move {
+                                black_box(work());
                                 drop(tokio::spawn(async move { d.job_ran() }));
                             }));
                         }));
@@ -527,9 +543,18 @@ fn rayon_yield(left: usize, done: Arc<Done>) {
     }
 }
 
+/// A ping: it spawns the pong, which spawns the reply.
+fn vigil_ping(w: &Worker<'_>, done: Arc<Done>) {
+    black_box(work());
+    w.spawn(move |w| {
+        black_box(work());
+        w.spawn(move |_| done.job_ran());
+    });
+}
+
 /// A ping on worker `w`: the pong is private work for the next worker, and
 /// its reply private work for this one.
-fn vigil_ping(w: &Worker<'_>, workers: usize, done: Arc<Done>) {
+fn vigil_ping_addressed(w: &Worker<'_>, workers: usize, done: Arc<Done>) {
     let home = w.index();
     black_box(work());
     w.submit((home + 1) % workers, move |w| {
