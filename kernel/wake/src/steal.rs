@@ -295,15 +295,17 @@ struct Shared<T> {
 /// (the counts up to `search_wakes`) also holds `to_look`, which choices
 /// and looks change under the lock: a separate line for it cost the
 /// publish-and-take path of a burst spawned from outside one more line
-/// moving between cores at every item (spawn-outside at 4 workers 221-229
-/// ns a job against 175-198 without the count, three alternations).
+/// moving between cores at every item (spawn-outside at 4 workers 215-220
+/// ns a job against 167-201 without the count, 199-205 on this line,
+/// three alternations).
 #[derive(Debug)]
 #[repr(C, align(64))]
 struct Mirror {
     /// Searchers that have not begun their look yet: cores in the
     /// `searching` set, less those whose `take` has already left it. With
-    /// local queues only (the kernel's pool keeps none, and pays nothing
-    /// for it). Changed only by read-modify-writes, so that its
+    /// local queues only (the kernel's pool keeps none, and pays for it
+    /// only the line it takes). Changed only by read-modify-writes, so
+    /// that its
     /// modification order carries **the push / search pair**: a pusher
     /// that reads a non-zero count here at least as large as the items
     /// queued skips the pool's lock, and every searcher it counted will
@@ -880,15 +882,17 @@ impl<T> Stealable<T> {
         shared.searching.insert(core);
         if !self.locals.is_empty() {
             // The push / search pair (see `push_local`): a chooser's
-            // addition needs no order of its own (a pusher that reads the
-            // count without it takes the lock), and no read-modify-write:
-            // every other change of the count is under this lock too, and
-            // a pusher's read-modify-write writes back the value it read,
-            // so this load and store lose nothing between them. (Relaxed;
-            // a locked instruction here cost a burst spawned from outside
-            // a few ns an item, one choice per item.)
-            let to_look = &self.mirror.to_look;
-            to_look.store(to_look.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            // addition needs no acquire or release of its own (a pusher
+            // that reads the count without it takes the lock), but it must
+            // be a read-modify-write: a pusher's release heads a release
+            // sequence that only read-modify-writes continue, and a plain
+            // store between a push's read and a searcher's leaving would
+            // cut it, so that the searcher, taking a shared item, could
+            // read the pushed queue's length stale and choose nobody for
+            // it (a review of the first version, which stored here, found
+            // that interleaving; no model has a stealable item that waits
+            // for a later push, which it would take to show it).
+            self.mirror.to_look.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -945,7 +945,8 @@ pub static MUTANTS: &[Mutant] = &[
         quick: true,
         ..Mutant::BASE
     },
-    // The push / search pair's two read-modify-writes Relaxed.
+    // The push / search pair's pusher reads the count with a Relaxed
+    // read-modify-write.
     Mutant {
         name: "steal-push-search-pair-relaxed",
         file: "src/steal.rs",
@@ -958,8 +959,30 @@ pub static MUTANTS: &[Mutant] = &[
              which orders it against the push whatever the count's ordering; only a searcher \
              that takes a shared item reads the pushed queue's length without that lock, and \
              a pusher skips the lock past one only on a stale read of the shared queue's \
-             mirror (not a loom atomic) or before a later publication (a second publication \
-             in the model): not exercised",
+             mirror (not a loom atomic) or before a later publication, and the item is then \
+             still found by that searcher's next look: only a stealable item that waits for \
+             the push would show it, and no model has one. Not exercised",
+        ),
+        ..Mutant::BASE
+    },
+    // The push / search pair's chooser adds to the count with a plain load
+    // and store (the first version): a store between a push's read and a
+    // searcher's leaving cuts the pusher's release sequence.
+    Mutant {
+        name: "steal-push-search-chooser-plain-store",
+        file: "src/steal.rs",
+        find: "            self.mirror.to_look.fetch_add(1, Ordering::Relaxed);\n",
+        replace: concat!(
+            "            let to_look = &self.mirror.to_look; // MUTANT: a plain store\n",
+            "            to_look.store(to_look.load(Ordering::Relaxed) + 1, Ordering::Relaxed);\n",
+        ),
+        model: STEAL_SEARCHER_TO_LOOK,
+        killed_by: &[BLOCKED],
+        equivalent: Some(
+            "the searcher the store leaves unsynchronized takes a shared item and chooses \
+             nobody for the push, which its next look still finds (a review of 1a28dc4): \
+             only a stealable item that waits for the push would show it, and no model has \
+             one. Not exercised",
         ),
         ..Mutant::BASE
     },

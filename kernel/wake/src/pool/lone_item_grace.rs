@@ -16,9 +16,11 @@
 //! it and pushes the next), and steals it once it has seen the *same* item
 //! for [`STUCK_GLANCES`] glances (its owner is busy, or waits for it). A
 //! worker chosen to search waits out of the idle set, holding its search,
-//! so the owner's next spawns find nobody idle and take no lock. (One
-//! whose search wake came after it had looked and registered idle again
-//! waits registered, its wake marked in flight: the owner's spawns then
+//! so the owner's next spawns find nobody idle (2 workers) or a searcher
+//! still to look for their lone job (the push / search pair in
+//! [`Stealable::push_local`]) and take no lock. (One whose search wake
+//! came after it had looked and registered idle again waits registered,
+//! its wake marked in flight, and is no searcher: the owner's spawns then
 //! take the lock and choose nobody new.)
 //!
 //! The grace only delays a look, as a worker the OS descheduled delays
