@@ -23,10 +23,10 @@
 //! stealing pool's, no boot parameter fixed the chunks, and one more chunk
 //! stays within the cores, the work's rows and what the host may run at
 //! once: the parallelism in force, or one core more when the reading is
-//! at least [`REACH_MARGIN_MILLI`] above a whole core (1.3-1.5 is rounded
-//! down, yet two host cores read as low as 1.485). On one host core `P`
-//! read 0.07-1.00: no trial there, so a trial never asks for a time slice
-//! the host cannot give.
+//! at least [`REACH_MARGIN_MILLI`] above a whole core (1.3-1.5 rounds down;
+//! two host cores read 1.485, and below 1.3, out of reach, 1.166 once). On
+//! one host core `P` read 0.07-1.00: no trial there, so a trial never asks
+//! for a time slice the host cannot give.
 //!
 //! Fewer chunks than the plan are not tried: a split into more chunks
 //! than the host runs is the costly mistake (a chunk waits for its core's
