@@ -305,11 +305,11 @@ struct Mirror {
     /// `searching` set, less those whose `take` has already left it. With
     /// local queues only (the kernel's pool keeps none, and pays for it
     /// only the line it takes). Changed only by read-modify-writes, so
-    /// that its
-    /// modification order carries **the push / search pair**: a pusher
-    /// that reads a non-zero count here at least as large as the items
-    /// queued skips the pool's lock, and every searcher it counted will
-    /// see its item when it looks (see [`Stealable::push_local`]).
+    /// that its modification order carries **the push / search pair**: a
+    /// pusher that reads a non-zero count here at least as large as the
+    /// items queued skips the pool's lock, and every searcher it counted
+    /// will see its item when it looks, or choose for it (see
+    /// [`Stealable::push_local`]).
     to_look: AtomicUsize,
     /// Items queued (the shared queue's, plus the local queues' lengths as
     /// read at the last unlock). Unlike the others, a decision reads it: the fast path
