@@ -12,5 +12,5 @@
 //! host.
 
 pub use vigil_proto::boot_params::{
-    BootParams, FW_CFG_FILE, Fault, Key, Mode, ParamError, Pool, Release, Workload, parse,
+    BootParams, FW_CFG_FILE, Fault, Key, Mode, ParamError, Pool, Release, Trial, Workload, parse,
 };

@@ -30,6 +30,7 @@ pub fn kernel_main(boot: BootEnv) -> ! {
     sched::round_plan::configure(sched::round_plan::Fixed {
         pool: params.pool,
         chunks: params.chunks.map(|n| n as usize),
+        trial: params.trial,
     });
     // The stealable pool is there unless `pool=pinned` rules it out: each
     // workload's round plan chooses (nothing is published otherwise, and

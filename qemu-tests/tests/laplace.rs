@@ -2,6 +2,7 @@
 
 use qemu_tests::{boot, describe};
 use xtask::Verdict;
+use xtask::guest::vigil_stats::VigilStats;
 
 /// Debug kernel, 4 vCPUs on 2 host cores: seconds, with room to spare.
 const LAPLACE_TIMEOUT_S: u64 = 300;
@@ -42,6 +43,86 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
         assert_eq!(
             check.describe(),
             "vigil: laplace checksum matches the host (0x8619c70354398c3d)"
+        );
+    }
+}
+
+/// The round trial end to end on the default stealing pool: with
+/// `trial=always` (and `parallelism=2`, so the plan splits into at most 2
+/// chunks whatever the host, leaving a third and a fourth core to try),
+/// the first rounds alternate the plan's count and one more, the result
+/// is still the host's bit for bit, and VIGIL-STATS says what was timed
+/// and which count the rest of the rounds ran; with `trial=off`, none.
+/// Which count is kept depends on the host's timing; that one of the two
+/// is, and that the workers match it, does not.
+#[test]
+fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
+    for trial in ["trial=always", "trial=off"] {
+        let params = [
+            "workload=laplace",
+            "size=24",
+            "iterations=200",
+            "parallelism=2",
+            trial,
+        ];
+        let outcome = boot(4, LAPLACE_TIMEOUT_S, &params);
+        assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
+        let [check] = outcome.checksum_checks.as_slice() else {
+            panic!(
+                "{trial}: expected one checked result line\n{}",
+                describe(&outcome)
+            );
+        };
+        assert!(
+            check.matches(),
+            "{trial}: {}\n{}",
+            check.describe(),
+            describe(&outcome)
+        );
+        let stats = VigilStats::find_in(&outcome.serial)
+            .expect("a VIGIL-STATS line")
+            .expect("a VIGIL-STATS line that parses");
+        let host = &stats.host;
+        let trial_line = outcome
+            .serial
+            .lines()
+            .find(|line| line.contains("round trial:"));
+        assert_eq!(host.plan_pool, "steal", "{trial}: {}", describe(&outcome));
+        assert_eq!(
+            check.guest.workers as u64,
+            host.plan_chunks,
+            "{trial}: the rounds after the trial run the count it kept\n{}",
+            describe(&outcome)
+        );
+        if trial == "trial=off" {
+            assert_eq!(
+                (
+                    host.trial_planned_chunks,
+                    host.trial_tried_chunks,
+                    trial_line
+                ),
+                (0, 0, None),
+                "trial=off: {}",
+                describe(&outcome)
+            );
+            continue;
+        }
+        assert!(
+            (1..=2).contains(&host.trial_planned_chunks)
+                && host.trial_tried_chunks == host.trial_planned_chunks + 1
+                && host.trial_planned_round_ns > 0
+                && host.trial_tried_round_ns > 0,
+            "{trial}: one more chunk than the plan's, both timed: {host:?}\n{}",
+            describe(&outcome)
+        );
+        assert!(
+            [host.trial_planned_chunks, host.trial_tried_chunks].contains(&host.plan_chunks),
+            "{trial}: kept one of the two counts: {host:?}"
+        );
+        assert!(
+            trial_line.is_some(),
+            "{trial}: no `round trial:` line\n{}",
+            describe(&outcome)
         );
     }
 }

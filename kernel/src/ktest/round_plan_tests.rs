@@ -6,7 +6,7 @@
 
 use super::runner::{TestCase, TestResult};
 use crate::ensure;
-use crate::params::Pool;
+use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{SOLO_RUN_CHUNKS, estimate_milli};
 use crate::sched::round_plan::{Fixed, RoundCosts, RoundPlan};
 use crate::sched::round_trial::{
@@ -112,6 +112,7 @@ fn choices() -> TestResult {
         Fixed {
             pool: Some(Pool::Steal),
             chunks: Some(3),
+            ..free
         },
     );
     ensure!(fixed.chunks == 3, "chunks=3: {fixed:?}");
@@ -121,7 +122,7 @@ fn choices() -> TestResult {
         costs(1_000, None),
         Fixed {
             pool: Some(Pool::Pinned),
-            chunks: None,
+            ..free
         },
     );
     ensure!(
@@ -163,6 +164,14 @@ fn trial() -> TestResult {
         work_ns: WORK_NS,
     };
     let free = Fixed::default();
+    let always = Fixed {
+        trial: Trial::Always,
+        ..free
+    };
+    let off = Fixed {
+        trial: Trial::Off,
+        ..free
+    };
     for (plan, max_chunks, cores, reach, fixed, expected) in [
         (steal(1), 62, 32, 2, free, Some(2)),
         (steal(2), 62, 32, 3, free, Some(3)),
@@ -175,11 +184,28 @@ fn trial() -> TestResult {
             32,
             2,
             Fixed {
-                pool: None,
                 chunks: Some(1),
+                ..free
             },
             None,
         ),
+        // `trial=always`: past the reach, not past the cores or rows;
+        // `trial=off`: never.
+        (steal(2), 62, 32, 2, always, Some(3)),
+        (steal(2), 62, 2, 8, always, None),
+        (steal(2), 2, 32, 8, always, None),
+        (
+            steal(1),
+            62,
+            32,
+            2,
+            Fixed {
+                chunks: Some(1),
+                ..always
+            },
+            None,
+        ),
+        (steal(1), 62, 32, 2, off, None),
         (
             RoundPlan {
                 pool: Pool::Pinned,

@@ -41,7 +41,7 @@ use super::fork_join::{ForkJoin, Job};
 use super::round_trial::{self, RoundTrial, TrialOutcome};
 use super::steal_join::StealJoin;
 use crate::arch::tsc;
-use crate::params::Pool;
+use crate::params::{Pool, Trial};
 use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -186,12 +186,25 @@ pub struct RoundPlan {
 }
 
 /// What a plan may be fixed to by boot parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fixed {
     /// `pool=`.
     pub pool: Option<Pool>,
     /// `chunks=`.
     pub chunks: Option<usize>,
+    /// `trial=`: when the workload checks the plan against one more chunk.
+    pub trial: Trial,
+}
+
+/// Nothing fixed: the boot parameters' defaults.
+impl Default for Fixed {
+    fn default() -> Self {
+        Self {
+            pool: None,
+            chunks: None,
+            trial: Trial::Auto,
+        }
+    }
 }
 
 impl RoundPlan {

@@ -28,13 +28,18 @@
 //! one host core `P` read 0.07-1.00: no trial there, so a trial never asks
 //! for a time slice the host cannot give.
 //!
+//! `trial=` overrides where: `off` runs the plan's count from the first
+//! round, `always` tries one more chunk wherever it fits the cores and
+//! the rows, whatever the host parallelism (so a test can count on a
+//! trial on any host).
+//!
 //! Fewer chunks than the plan are not tried: a split into more chunks
 //! than the host runs is the costly mistake (a chunk waits for its core's
 //! next time slice, milliseconds) and the plan's cap already prevents it,
 //! while trying one chunk fewer on a compute-heavy round costs half a
 //! round of work per trial round.
 
-use crate::params::Pool;
+use crate::params::{Pool, Trial};
 
 use super::round_plan::{Fixed, RoundPlan};
 
@@ -63,8 +68,9 @@ pub fn reach(in_force: usize, measured_milli: Option<u64>) -> usize {
 }
 
 /// The chunk count to try against `plan`'s, if any: one more, where the
-/// plan may have split too little (the module docs). `max_chunks` is the
-/// work's limit, `cores` the core count, `reach` from [`reach`].
+/// plan may have split too little (the module docs), or wherever it fits
+/// with `trial=always`. `max_chunks` is the work's limit, `cores` the core
+/// count, `reach` from [`reach`].
 pub fn alternative(
     plan: RoundPlan,
     max_chunks: usize,
@@ -75,6 +81,11 @@ pub fn alternative(
     if plan.pool != Pool::Steal || fixed.chunks.is_some() {
         return None;
     }
+    let reach = match fixed.trial {
+        Trial::Off => return None,
+        Trial::Auto => reach,
+        Trial::Always => usize::MAX,
+    };
     let more = plan.chunks + 1;
     (more <= reach.min(cores).min(max_chunks)).then_some(more)
 }

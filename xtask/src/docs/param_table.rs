@@ -7,7 +7,7 @@ use vigil_proto::boot_params::{
     BACKOFF_US_RANGE, Backoff, BootParams, CHUNKS_RANGE, DEFAULT_GRID_SIZE, DEFAULT_IDLE_MS,
     DEFAULT_ITERATIONS, DEFAULT_SEED, DEFAULT_WATCHDOG_MS, Fault, GRID_SIZE_RANGE, IDLE_MS_RANGE,
     ITERATIONS_RANGE, Key, Mode, OFF, PARALLELISM_RANGE, POLICY_PARAMS, POLLERS_RANGE, Pool,
-    Release, Switch, WATCHDOG_MS_RANGE, Workload, backoff_value,
+    Release, Switch, Trial, WATCHDOG_MS_RANGE, Workload, backoff_value,
 };
 
 /// `a`, `b`, `c` in backticks.
@@ -100,6 +100,10 @@ fn values_and_default(key: Key) -> (String, String) {
         Key::Pollers => (
             format!("{}..={}", POLLERS_RANGE.start(), POLLERS_RANGE.end()),
             "the host parallelism".into(),
+        ),
+        Key::Trial => (
+            names(Trial::ALL.iter().map(|t| t.name())),
+            format!("`{}`", defaults.trial.name()),
         ),
     }
 }

@@ -2,7 +2,7 @@
 //! every other key left to the kernel's default.
 
 use super::keys::Key;
-use super::values::{Fault, Mode, Pool, Release, Switch, Watchdog, Workload, backoff_value};
+use super::values::{Fault, Mode, Pool, Release, Switch, Trial, Watchdog, Workload, backoff_value};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -47,16 +47,18 @@ pub struct ParamLine {
     pub chunks: Option<u32>,
     /// `pollers=`.
     pub pollers: Option<u32>,
+    /// `trial=`.
+    pub trial: Option<Trial>,
 }
 
 impl ParamLine {
     /// The `key=value` words, in a fixed order: `mode`, `test`, `workload`,
     /// `policy`, `seed`, `chaos`, `watchdog`, `fault`, `size`, `iterations`,
     /// `idle_ms`, `pool`, `backoff`, `release`, `parallelism`, `chunks`,
-    /// `pollers`.
+    /// `pollers`, `trial`.
     #[must_use]
     pub fn tokens(&self) -> Vec<String> {
-        let values: [(Key, Option<String>); 17] = [
+        let values: [(Key, Option<String>); 18] = [
             (Key::Mode, self.mode.map(|v| v.name().to_string())),
             (Key::Test, self.test_filter.clone()),
             (Key::Workload, self.workload.map(|v| v.name().to_string())),
@@ -77,6 +79,7 @@ impl ParamLine {
             (Key::Parallelism, self.parallelism.map(|v| v.to_string())),
             (Key::Chunks, self.chunks.map(|v| v.to_string())),
             (Key::Pollers, self.pollers.map(|v| v.to_string())),
+            (Key::Trial, self.trial.map(|v| v.name().to_string())),
         ];
         values
             .into_iter()

@@ -44,12 +44,15 @@ pub enum Key {
     /// `pollers=`: how many idle cores may poll at once, instead of the
     /// host parallelism.
     Pollers,
+    /// `trial=`: whether a workload times one more chunk than its plan in
+    /// its first rounds ([`Trial`](super::Trial)).
+    Trial,
 }
 
 impl Key {
     /// Every key, in the order the kernel lists them when it rejects an
     /// unknown one.
-    pub const ALL: [Key; 17] = [
+    pub const ALL: [Key; 18] = [
         Key::Mode,
         Key::Test,
         Key::Fault,
@@ -67,6 +70,7 @@ impl Key {
         Key::Parallelism,
         Key::Chunks,
         Key::Pollers,
+        Key::Trial,
     ];
 
     /// The key as the line spells it (case-sensitive).
@@ -90,6 +94,7 @@ impl Key {
             Key::Parallelism => "parallelism",
             Key::Chunks => "chunks",
             Key::Pollers => "pollers",
+            Key::Trial => "trial",
         }
     }
 
@@ -136,6 +141,9 @@ impl Key {
             }
             Key::Pollers => {
                 "how many idle cores may poll their inbox at once before halting; default: the host parallelism"
+            }
+            Key::Trial => {
+                "whether a workload's first rounds time one more stealable chunk than its plan and keep the faster: auto where the plan may have split too little (docs/design.md), always wherever one more chunk fits the cores and rows, off never"
             }
         }
     }

@@ -38,5 +38,5 @@ pub use ranges::{
 pub use source::{FW_CFG_FILE, ParamSource, RAMDISK_FILE};
 pub use values::{
     Backoff, Fault, Mode, OFF, POLICY_PARAMS, Pool, Release, STALLED_ROUND, STRANDED_ROUND, Switch,
-    Watchdog, Workload, backoff_value,
+    Trial, Watchdog, Workload, backoff_value,
 };

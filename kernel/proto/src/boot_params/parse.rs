@@ -8,7 +8,7 @@ use super::ranges::{
     PARALLELISM_RANGE, POLLERS_RANGE, WATCHDOG_MS_RANGE,
 };
 use super::values::{
-    Backoff, Fault, Mode, POLICY_PARAMS, Pool, Release, Switch, Watchdog, Workload,
+    Backoff, Fault, Mode, POLICY_PARAMS, Pool, Release, Switch, Trial, Watchdog, Workload,
     backoff_expected, watchdog_expected,
 };
 use alloc::format;
@@ -69,6 +69,9 @@ pub struct BootParams {
     /// `pollers=N`: idle cores that may poll at once (in
     /// [`POLLERS_RANGE`]). `None`: the host parallelism.
     pub pollers: Option<u32>,
+    /// `trial=auto|always|off`: whether a workload times one more chunk
+    /// than its plan in its first rounds (default `auto`).
+    pub trial: Trial,
 }
 
 impl Default for BootParams {
@@ -92,6 +95,7 @@ impl Default for BootParams {
             parallelism: None,
             chunks: None,
             pollers: None,
+            trial: Trial::Auto,
         }
     }
 }
@@ -243,6 +247,7 @@ pub fn parse(line: &str) -> Result<BootParams, ParamError> {
             }
             Key::Chunks => params.chunks = Some(number_u32(key, value, &CHUNKS_RANGE)?),
             Key::Pollers => params.pollers = Some(number_u32(key, value, &POLLERS_RANGE)?),
+            Key::Trial => params.trial = choice(key, value, Trial::ALL, Trial::name)?,
         }
     }
     Ok(params)

@@ -47,6 +47,7 @@ fn every_key_round_trips_in_one_line() {
         parallelism: Some(3),
         chunks: Some(5),
         pollers: Some(0),
+        trial: Some(Trial::Always),
     };
     let tokens = line.tokens();
     let keys: Vec<&str> = tokens
@@ -62,7 +63,7 @@ fn every_key_round_trips_in_one_line() {
     }
     assert_eq!(
         line.to_string(),
-        "mode=test test=heap workload=idle policy=racy-flag seed=65261 chaos=on watchdog=off fault=stranded-steal size=128 iterations=7 idle_ms=250 pool=pinned backoff=40 release=flat parallelism=3 chunks=5 pollers=0"
+        "mode=test test=heap workload=idle policy=racy-flag seed=65261 chaos=on watchdog=off fault=stranded-steal size=128 iterations=7 idle_ms=250 pool=pinned backoff=40 release=flat parallelism=3 chunks=5 pollers=0 trial=always"
     );
     assert_eq!(
         round_trip(&line),
@@ -85,6 +86,7 @@ fn every_key_round_trips_in_one_line() {
             parallelism: Some(3),
             chunks: Some(5),
             pollers: Some(0),
+            trial: Trial::Always,
         }
     );
 }
@@ -126,6 +128,13 @@ fn every_named_value_round_trips() {
             ..ParamLine::default()
         };
         assert_eq!(round_trip(&line).chaos, chaos);
+    }
+    for &trial in Trial::ALL {
+        let line = ParamLine {
+            trial: Some(trial),
+            ..ParamLine::default()
+        };
+        assert_eq!(round_trip(&line).trial, trial);
     }
     for &release in Release::ALL {
         let line = ParamLine {
@@ -305,6 +314,7 @@ fn bad_values_say_what_the_key_takes() {
             "release=star",
             bad(Key::Release, "star", "one of flat|tree"),
         ),
+        ("trial=on", bad(Key::Trial, "on", "one of auto|always|off")),
         (
             "pool=shared",
             bad(Key::Pool, "shared", "one of pinned|steal"),
@@ -334,7 +344,7 @@ fn bad_lines_are_rejected_with_the_kernels_messages() {
     let message = |line: &str| format!("{}", parse(line).unwrap_err());
     assert_eq!(
         message("bogus=1"),
-        "unknown key `bogus` (known keys: mode, test, fault, workload, size, iterations, policy, seed, chaos, backoff, watchdog, idle_ms, release, pool, parallelism, chunks, pollers)"
+        "unknown key `bogus` (known keys: mode, test, fault, workload, size, iterations, policy, seed, chaos, backoff, watchdog, idle_ms, release, pool, parallelism, chunks, pollers, trial)"
     );
     assert_eq!(
         parse("Mode=run"),

@@ -190,6 +190,22 @@ named_values! {
 }
 
 named_values! {
+    /// Whether a workload's first rounds time one more stealable chunk
+    /// than its plan and keep the faster (`trial=`).
+    pub enum Trial {
+        /// Where the plan may have split too little: one more chunk within
+        /// the cores, the rows and the host parallelism's reach (the
+        /// default).
+        Auto => "auto",
+        /// Wherever one more chunk fits the cores and the rows, whatever
+        /// the host parallelism (a trial the tests can count on).
+        Always => "always",
+        /// Never: every round runs the plan's chunks.
+        Off => OFF,
+    }
+}
+
+named_values! {
     /// An on/off setting (`chaos=`).
     pub enum Switch {
         /// Off (the default).
