@@ -221,9 +221,11 @@
 //!   look, and a look sees every item pushed before it and ends the search
 //!   with a choice for the items it leaves uncovered, so those items are
 //!   covered as a choice would cover them (the push / search pair,
-//!   [`Stealable::push_local`]; the loom model
+//!   [`Stealable::push_local`]; the loom models
 //!   `pushed_past_a_searcher_still_to_look_three_cores`, whose mutant
-//!   leaves the search after the look). A chained spawn at 4 workers, the
+//!   leaves the search after the look, and
+//!   `pushed_past_a_searcher_that_takes_a_waiting_item_three_cores`, whose
+//!   mutant makes the pusher's read Relaxed). A chained spawn at 4 workers, the
 //!   parked workers registered idle and one woken worker leaving the lone
 //!   job to its owner, otherwise took the pool's lock at every spawn.
 //! * **Local items are never stranded with every core halted**: their
@@ -890,8 +892,9 @@ impl<T> Stealable<T> {
             // cut it, so that the searcher, taking a shared item, could
             // read the pushed queue's length stale and choose nobody for
             // it (a review of the first version, which stored here, found
-            // that interleaving; no model has a stealable item that waits
-            // for a later push, which it would take to show it).
+            // that interleaving; showing it takes a second chooser's add
+            // between the two and two searchers that each take a shared
+            // item waiting for the push, four cores: no model has them).
             self.mirror.to_look.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -32,6 +32,8 @@ const fn scenario(
         publisher,
         script: &[],
         pinned_to_core_1: false,
+        item_waits: &[],
+        core0_pushes_after: None,
         preemption_bound: 3,
     }
 }
@@ -199,6 +201,39 @@ fn pushed_past_a_searcher_still_to_look_three_cores() {
         StealScenario {
             script: &[Act::PublishHeld(1), Act::Flush],
             preemption_bound: 2,
+            ..scenario(3, &[1], Publisher::Core0Local)
+        },
+    );
+}
+
+/// (iv): the push / search pair where only a searcher's choice covers
+/// the pushed item. A producer publishes item 100 (core 1, registered
+/// idle, is chosen to search) and waits for it to run; core 2 takes and
+/// runs it and registers idle again; core 0 pushes onto its own queue
+/// (the one searcher still to look covers the one item queued: no lock)
+/// and waits; the producer publishes item 101, which waits for core 0's
+/// item. If core 1 takes 101, its look reads core 0's queue only through
+/// the length it counts for its choice: it must read the pushed item
+/// there (its leaving acquires the pusher's release) and choose core 2,
+/// or 101 and core 0 wait for good. That needs no preemption, and the
+/// mutant that makes the pusher's read Relaxed is found at bound 1
+/// (`pushed_past_a_searcher_still_to_look_three_cores` cannot find it:
+/// there the searcher's look finds the shared queue empty and scans the
+/// local queues under their locks).
+#[test]
+fn pushed_past_a_searcher_that_takes_a_waiting_item_three_cores() {
+    run(
+        "steal, a producer's item chooses core 1, core 0 pushes and waits, a shared item waits for it, 3 cores",
+        StealScenario {
+            script: &[
+                Act::PublishHeld(1),
+                Act::AwaitRan(100),
+                Act::Publish(1),
+                Act::Flush,
+            ],
+            item_waits: &[(101, 0)],
+            core0_pushes_after: Some(100),
+            preemption_bound: 1,
             ..scenario(3, &[1], Publisher::Core0Local)
         },
     );

@@ -53,6 +53,9 @@ use super::trace::{dump_trace, trace};
 pub const LOST_WAKEUP: &str = "lost wakeup";
 /// The message of a machine stopped with stealable work still queued.
 pub const STRANDED: &str = "stealable work stranded";
+/// A job waits for a stealable item no core will run (the stealable-work
+/// models' (iv)).
+pub const BLOCKED: &str = "a private job waiting on a shared job never completes";
 
 const WAKE: usize = 0;
 const PROBE: usize = 1;
@@ -71,6 +74,8 @@ struct CoreLines {
     timer_armed: AtomicBool,
     /// Ghost: the core is in its halt with nothing latched.
     waiting: AtomicBool,
+    /// Ghost: the core waits for a job's stealable item not run yet.
+    waiting_for_item: AtomicBool,
     /// The core's model thread while it waits in a blocking halt (see
     /// [`Machine::with_drivers`]).
     sleeper: std::sync::Mutex<Option<loom::thread::Thread>>,
@@ -106,6 +111,9 @@ pub struct Machine {
     pub stealable_queued: AtomicUsize,
     /// Set once the machine has stopped: every waiting driver returns.
     halted_for_good: AtomicBool,
+    /// Threads waiting for the other driver cores to be all stuck, each
+    /// with its core ([`Machine::watch_for_stuck_drivers`]).
+    stuck_watchers: std::sync::Mutex<Vec<(usize, loom::thread::Thread)>>,
 }
 
 impl Machine {
@@ -149,6 +157,7 @@ impl Machine {
             drivers,
             stealable_queued: AtomicUsize::new(0),
             halted_for_good: AtomicBool::new(false),
+            stuck_watchers: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -210,18 +219,74 @@ impl Machine {
     /// any more, and every driver core waits in its halt with nothing
     /// latched.
     fn quiescent(&self) -> bool {
-        self.quiescent_but(usize::MAX)
-    }
-
-    /// [`quiescent`](Self::quiescent), but for driver core `running`,
-    /// which is not looked at (a core busy with a job that waits for other
-    /// cores: nothing will ever end the others' halts).
-    pub fn quiescent_but(&self, running: usize) -> bool {
         self.wakers_left.load(SeqCst) == 0
             && self.other_wakes_left.load(SeqCst) == 0
-            && (0..self.drivers)
-                .filter(|&core| core != running)
-                .all(|core| self.asleep(core))
+            && (0..self.drivers).all(|core| self.asleep(core))
+    }
+
+    /// Ghost: every driver core is asleep for good ([`asleep`](Self::asleep))
+    /// or waits for a job's stealable item ([`set_waiting`](Self::set_waiting)),
+    /// at least one of them waits, and nothing is left to wake one: a job
+    /// waits for an item no core will run.
+    pub fn blocked(&self) -> bool {
+        self.wakers_left.load(SeqCst) == 0
+            && self.other_wakes_left.load(SeqCst) == 0
+            && self.drivers_stuck_but(usize::MAX)
+            && (0..self.drivers).any(|core| self.waits_for_item(core))
+    }
+
+    /// Ghost: every driver core but `except` (a core index, or any other
+    /// number for none) is asleep ([`asleep`](Self::asleep)) or waits for
+    /// a job's stealable item: none of them runs until someone else acts.
+    pub fn drivers_stuck_but(&self, except: usize) -> bool {
+        (0..self.drivers)
+            .filter(|&core| core != except)
+            .all(|core| self.asleep(core) || self.waits_for_item(core))
+    }
+
+    fn waits_for_item(&self, core: usize) -> bool {
+        self.lines[core].waiting_for_item.load(SeqCst)
+    }
+
+    fn stuck_watchers(&self) -> std::sync::MutexGuard<'_, Vec<(usize, loom::thread::Thread)>> {
+        self.stuck_watchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Ghost: the calling thread, core `me`, is unparked when every driver
+    /// core but `me` is next stuck ([`drivers_stuck_but`](Self::drivers_stuck_but)).
+    pub fn watch_for_stuck_drivers(&self, me: usize) {
+        self.stuck_watchers().push((me, loom::thread::current()));
+    }
+
+    /// Ghost: core `me` no longer watches. (An unpark joins the unparker's
+    /// causality into the target at once, parked or not: a watcher left
+    /// registered would order a later parking driver's memory before the
+    /// watcher's.)
+    pub fn stop_watching(&self, me: usize) {
+        self.stuck_watchers().retain(|(core, _)| *core != me);
+    }
+
+    /// A driver core is about to park (in its halt, or waiting for an
+    /// item): every watcher for which that leaves the other driver cores
+    /// stuck is unparked.
+    pub fn before_driver_parks(&self) {
+        let mut watchers = self.stuck_watchers();
+        let mut index = 0;
+        while index < watchers.len() {
+            if self.drivers_stuck_but(watchers[index].0) {
+                watchers.swap_remove(index).1.unpark();
+            } else {
+                index += 1;
+            }
+        }
+    }
+
+    /// Ghost: driver core `core` waits (or no longer waits) for a job's
+    /// stealable item that has not run.
+    pub fn set_waiting(&self, core: usize, waiting: bool) {
+        self.lines[core].waiting_for_item.store(waiting, SeqCst);
     }
 
     /// Ghost: driver core `core` waits in its halt with nothing latched and
@@ -288,6 +353,12 @@ impl Platform for ModelPlatform {
                 }
                 return Resume::MachineStopped;
             }
+            if self.machine.blocked() {
+                dump_trace();
+                panic!(
+                    "{BLOCKED}: every core but those waiting for a stealable item is halted, nothing latched and nothing left to wake them"
+                );
+            }
             if self.machine.drivers > 1 {
                 *lines
                     .sleeper
@@ -299,6 +370,7 @@ impl Platform for ModelPlatform {
                 if lines.pending.iter().any(|pending| pending.load(SeqCst)) {
                     continue;
                 }
+                self.machine.before_driver_parks();
                 loom::thread::park();
             } else {
                 loom::thread::yield_now();

@@ -12,11 +12,11 @@ mod steal_run;
 mod trace;
 
 #[allow(unused_imports, reason = "each test binary uses part of the model")]
-pub use machine::{LOST_WAKEUP, STRANDED};
+pub use machine::{BLOCKED, LOST_WAKEUP, STRANDED};
 #[allow(unused_imports, reason = "each test binary uses part of the model")]
 pub use run::{Explored, IPI_TO_RUNNING, RESCUED, Scenario, TWO_IPIS, check};
 #[allow(unused_imports, reason = "each test binary uses part of the model")]
 pub use steal_run::{
-    Act, BLOCKED, BUSY_CHOSEN, HELD_BY_BUSY, HERD, Job, Publisher, RAMP, StealScenario,
-    TWO_TICKETS, check_steal,
+    Act, BUSY_CHOSEN, HELD_BY_BUSY, HERD, Job, Publisher, RAMP, StealScenario, TWO_TICKETS,
+    check_steal,
 };

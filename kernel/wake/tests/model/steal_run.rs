@@ -8,8 +8,12 @@
 //! jobs (that run for several model steps, and may wait for a stealable
 //! item to have run) and may hold a search wake back between its choice
 //! and its ticket (the kernel's `BeforeSearchWake` window: chosen under the
-//! lock, the lock released, the ticket pushed later). A waker core may send
-//! a one-step pinned item to core 1.
+//! lock, the lock released, the ticket pushed later), and may wait for an
+//! item to have run before its next act. A stealable item may wait,
+//! without helping, for another to have run (a task blocked on a later
+//! spawn), and core 0 may wait for an item to have run before it pushes.
+//! Every such wait parks (see [`wait_for_item`]). A waker core may send a
+//! one-step pinned item to core 1.
 //!
 //! A search wake is what it is in the kernel: a ticket pushed into the
 //! chosen core's inbox through [`wake_core`], so it travels the pinned
@@ -30,10 +34,11 @@
 //!   ([`HELD_BY_BUSY`]);
 //! * (iii) **one search wake in flight per core** ([`TWO_TICKETS`], at the
 //!   choice);
-//! * (iv) **a private job waiting on a shared job completes**: a pinned
-//!   job that waits for a stealable item, or core 0 waiting for the first
-//!   item it pushed onto its own queue, never finds every other core
-//!   asleep for good with the item not run ([`BLOCKED`]);
+//! * (iv) **a job waiting on a shared job completes**: a pinned job that
+//!   waits for a stealable item, a stealable item that waits for another,
+//!   or core 0 waiting for the first item it pushed onto its own queue,
+//!   never finds every other driver core asleep for good or itself
+//!   waiting for an item not run, with the item not run ([`BLOCKED`]);
 //! * (v) **the herd bound**: no choice leaves more searchers than queued
 //!   items (the pool's own count of such choices, taken under its lock,
 //!   stays 0: [`HERD`]);
@@ -62,7 +67,7 @@ use vigil_wake::{
     Policy, Searcher, Stealable, wake_core,
 };
 
-use super::machine::{Machine, ModelPlatform};
+use super::machine::{BLOCKED, Machine, ModelPlatform};
 use super::run::{Explored, explore};
 use super::trace::{dump_trace, trace};
 
@@ -76,8 +81,6 @@ pub const BUSY_CHOSEN: &str = "a core busy with pinned work chosen to search";
 pub const HELD_BY_BUSY: &str = "search held by a busy core while another sleeps with work queued";
 /// (iii) A second search wake chosen for a core before it drained the first.
 pub const TWO_TICKETS: &str = "two search wakes in flight to one core";
-/// (iv) A pinned job waits for a stealable item no core will run.
-pub const BLOCKED: &str = "a private job waiting on a shared job never completes";
 
 /// What a driver core finds in its inbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +114,11 @@ pub enum Act {
     Flush,
     /// Sends a pinned job to a driver core.
     Pinned(usize, Job),
+    /// Waits (parked) until this stealable item has run, a spawner that
+    /// waits for one job before it spawns the next, or until no driver
+    /// core can run it any more (every one halted or waiting: the item
+    /// waits for a search wake the producer holds back), and goes on.
+    AwaitRan(u32),
 }
 
 /// One stealable-work model.
@@ -130,6 +138,13 @@ pub struct StealScenario {
     pub script: &'static [Act],
     /// A waker core sends one pinned item to core 1.
     pub pinned_to_core_1: bool,
+    /// Stealable items that, when run, wait without helping for another
+    /// stealable item to have run: `(item, the item it waits for)`.
+    pub item_waits: &'static [(u32, u32)],
+    /// With [`Publisher::Core0Local`]: core 0 waits until this item has
+    /// run (or no other core can run it) before its pushes, a task that
+    /// spawns after an earlier job finished.
+    pub core0_pushes_after: Option<u32>,
     /// Loom's preemption bound.
     pub preemption_bound: usize,
 }
@@ -166,7 +181,7 @@ impl StealScenario {
             .iter()
             .map(|act| match act {
                 Act::Publish(items) | Act::PublishHeld(items) => *items,
-                Act::Flush | Act::Pinned(..) => 0,
+                Act::Flush | Act::Pinned(..) | Act::AwaitRan(_) => 0,
             })
             .sum();
         publications + scripted
@@ -200,6 +215,11 @@ struct World {
     /// Ghost: what each core ran, stealable and pinned (std: no branches).
     ran: StdMutex<Vec<u32>>,
     pinned_ran: AtomicUsize,
+    /// Ghost, per core (the producer's too): the stealable item it waits
+    /// for without helping (`NOT_WAITING`: none), and its thread while it
+    /// is parked.
+    waiting_for: Vec<AtomicUsize>,
+    waiter: Vec<StdMutex<Option<thread::Thread>>>,
     /// Ghost, per driver core: running a pinned job (from the return of
     /// `before_pinned_work` to the job's end).
     busy: Vec<AtomicBool>,
@@ -230,6 +250,8 @@ fn run_once(scenario: StealScenario) {
         drivers: scenario.cores,
         ran: StdMutex::new(Vec::new()),
         pinned_ran: AtomicUsize::new(0),
+        waiting_for: (0..cores).map(|_| AtomicUsize::new(NOT_WAITING)).collect(),
+        waiter: (0..cores).map(|_| StdMutex::new(None)).collect(),
         busy: (0..scenario.cores)
             .map(|_| AtomicBool::new(false))
             .collect(),
@@ -444,20 +466,83 @@ fn push_local(world: &World, me: usize, searcher: &mut Searcher, first: u32, ite
     end
 }
 
+/// `World::waiting_for` of a core that waits for no item.
+const NOT_WAITING: usize = usize::MAX;
+
 /// Core `me` waits, without helping, until stealable item `item` has run
-/// on another core: (iv).
+/// on another core: (iv). It blocks (loom's `park`, ended by the `unpark`
+/// of the core that runs the item, [`ran`]) rather than spinning: two
+/// cores spinning at once, each a branch at every turn, did not finish
+/// one three-core model in 20 minutes at preemption bound 1. The unpark's
+/// edge (the runner's memory ordered before the waiter's) comes after
+/// everything the pool's rule did for the item, so it hides nothing the
+/// checks look for in a driver core that waits; a producer that waits
+/// ([`Act::AwaitRan`]) has it before its next publication, as a real
+/// spawner has when it reads the job's result. Blocked for good
+/// ([`Machine::blocked`], checked here and by every core going to its
+/// halt): no waker left, and every other driver core asleep for good or
+/// itself waiting for an item not run.
 fn wait_for_item(world: &World, me: usize, item: u32) {
-    loop {
-        if world.ran.lock().expect("ghost").contains(&item) {
-            return;
-        }
-        if world.machine.quiescent_but(me) {
+    let has_run = || world.ran.lock().expect("ghost").contains(&item);
+    world.waiting_for[me].store(item as usize, SeqCst);
+    world.machine.set_waiting(me, true);
+    while !has_run() {
+        if world.machine.blocked() {
             dump_trace();
             panic!(
-                "{BLOCKED}: core {me} waits for stealable item {item}, every other core asleep for good"
+                "{BLOCKED}: core {me} waits for stealable item {item}, every other core halted for good or waiting"
             );
         }
-        thread::yield_now();
+        *world.waiter[me].lock().expect("ghost") = Some(thread::current());
+        // Run between the look above and here: its runner found no waiter
+        // to unpark, so look again before parking.
+        if has_run() {
+            break;
+        }
+        world.machine.before_driver_parks();
+        thread::park();
+    }
+    world.waiting_for[me].store(NOT_WAITING, SeqCst);
+    world.waiter[me].lock().expect("ghost").take();
+    world.machine.set_waiting(me, false);
+}
+
+/// Core `me` (the producer, or a driver core before it pushes) waits
+/// until stealable item `item` has run, or until every driver core but
+/// `me` is stuck and no one of them can run it ([`Act::AwaitRan`],
+/// [`StealScenario::core0_pushes_after`]).
+fn await_ran(world: &World, me: usize, item: u32) {
+    let has_run = || world.ran.lock().expect("ghost").contains(&item);
+    let machine = &world.machine;
+    world.waiting_for[me].store(item as usize, SeqCst);
+    while !has_run() && !machine.drivers_stuck_but(me) {
+        *world.waiter[me].lock().expect("ghost") = Some(thread::current());
+        machine.watch_for_stuck_drivers(me);
+        // Run, or the drivers stuck, between the look above and here:
+        // look again before parking.
+        if has_run() || machine.drivers_stuck_but(me) {
+            break;
+        }
+        thread::park();
+    }
+    world.waiting_for[me].store(NOT_WAITING, SeqCst);
+    world.waiter[me].lock().expect("ghost").take();
+    machine.stop_watching(me);
+    trace(|| format!("core {me}: awaited item {item}, ran: {}", has_run()));
+}
+
+/// Stealable item `item` has run: the ghost records it, and every core
+/// waiting for it stops waiting (and watching) and is unparked.
+fn ran(world: &World, item: u32) {
+    world.ran.lock().expect("ghost").push(item);
+    for core in 0..world.waiting_for.len() {
+        if world.waiting_for[core].load(SeqCst) == item as usize {
+            world.machine.set_waiting(core, false);
+            world.machine.stop_watching(core);
+            if let Some(waiter) = world.waiter[core].lock().expect("ghost").take() {
+                waiter.unpark();
+            }
+        }
     }
 }
 
@@ -488,6 +573,7 @@ fn run_script(world: &World, me: usize, first: u32, script: &[Act]) {
                 }
             }
             Act::Pinned(target, job) => send_pinned(world, me, target, job),
+            Act::AwaitRan(item) => await_ran(world, me, item),
         }
     }
     assert!(held.is_empty(), "a held search wake never sent");
@@ -536,6 +622,9 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
     };
     let mut next_item = 0u32;
     if me == 0 && scenario.publisher == Publisher::Core0Local {
+        if let Some(item) = scenario.core0_pushes_after {
+            await_ran(world, me, item);
+        }
         for &items in core::mem::take(&mut publications) {
             next_item = push_local(world, me, &mut searcher, next_item, items);
         }
@@ -574,7 +663,10 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
         if let Some(item) = taken {
             world.machine.stealable_queued.fetch_sub(1, SeqCst);
             trace(|| format!("core {me}: runs stealable {item}"));
-            world.ran.lock().expect("ghost").push(item);
+            if let Some(&(_, awaited)) = scenario.item_waits.iter().find(|(it, _)| *it == item) {
+                wait_for_item(world, me, awaited);
+            }
+            ran(world, item);
             continue;
         }
         if !publications.is_empty() {
