@@ -41,6 +41,10 @@
 //! * `fork-join`: a binary tree of spawns about J jobs big, each node
 //!   spawning its two children (rayon's tree benchmarks with `spawn`; a
 //!   `join` would block a vigil worker, which has none).
+//! * `fork-join-fifo`: the same tree with rayon's `spawn_fifo`, which runs
+//!   a worker's own spawns oldest first as vigil's pool always does (the
+//!   order that lets a job wait for an earlier spawn of its worker); vigil
+//!   and tokio as in `fork-join`.
 //! * `round-robin`: J jobs dispatched from outside, one per worker in
 //!   turn: seed 001's dispatch. vigil: private submits; rayon and tokio:
 //!   `spawn` (the same as `spawn-outside` for them).
@@ -108,12 +112,13 @@ enum Shape {
     PingPong,
     PingPongAddressed,
     ForkJoin,
+    ForkJoinFifo,
     RoundRobin,
     Idle1Ms,
     Idle10Ms,
 }
 
-const SHAPES: [Shape; 11] = [
+const SHAPES: [Shape; 12] = [
     Shape::SpawnOutside,
     Shape::SpawnOutsideBusy,
     Shape::SpawnWorker,
@@ -122,6 +127,7 @@ const SHAPES: [Shape; 11] = [
     Shape::PingPong,
     Shape::PingPongAddressed,
     Shape::ForkJoin,
+    Shape::ForkJoinFifo,
     Shape::RoundRobin,
     Shape::Idle1Ms,
     Shape::Idle10Ms,
@@ -138,6 +144,7 @@ impl Shape {
             Self::PingPong => "ping-pong",
             Self::PingPongAddressed => "ping-pong-addressed",
             Self::ForkJoin => "fork-join",
+            Self::ForkJoinFifo => "fork-join-fifo",
             Self::RoundRobin => "round-robin",
             Self::Idle1Ms => "idle-1ms",
             Self::Idle10Ms => "idle-10ms",
@@ -476,7 +483,7 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             done.wait_parked();
             1 + pings * 3
         }
-        Shape::ForkJoin => {
+        Shape::ForkJoin | Shape::ForkJoinFifo => {
             // 2^(depth+1) - 1 nodes, at most `jobs`.
             let depth = (usize::BITS - (jobs + 1).leading_zeros()).saturating_sub(2);
             let leaves = 1usize << depth;
@@ -484,6 +491,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             let d = Arc::clone(&done);
             match running {
                 Running::Vigil(p) => p.spawn(move |w| vigil_tree(w, depth, d)),
+                Running::Rayon(p) if shape == Shape::ForkJoinFifo => {
+                    p.spawn_fifo(move || rayon_tree_fifo(depth, d));
+                }
                 Running::Rayon(p) => p.spawn(move || rayon_tree(depth, d)),
                 Running::Tokio(rt) => drop(rt.spawn(async move { tokio_tree(depth, d) })),
                 Running::Floor | Running::OneParkedThread(_) => {
@@ -583,6 +593,17 @@ fn rayon_tree(depth: u32, done: Arc<Done>) {
     let other = Arc::clone(&done);
     rayon::spawn(move || rayon_tree(depth - 1, other));
     rayon::spawn(move || rayon_tree(depth - 1, done));
+}
+
+fn rayon_tree_fifo(depth: u32, done: Arc<Done>) {
+    if depth == 0 {
+        done.job_ran();
+        return;
+    }
+    black_box(work());
+    let other = Arc::clone(&done);
+    rayon::spawn_fifo(move || rayon_tree_fifo(depth - 1, other));
+    rayon::spawn_fifo(move || rayon_tree_fifo(depth - 1, done));
 }
 
 fn tokio_tree(depth: u32, done: Arc<Done>) {
