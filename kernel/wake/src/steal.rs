@@ -871,12 +871,16 @@ impl<T> Stealable<T> {
     /// shared queue's as last mirrored, the local queues' as their lengths
     /// read now (see the push / search pair in [`Self::push_local`]).
     fn queued_for_pushers(&self) -> usize {
-        self.mirror.shared_queued.load(OBSERVED)
-            + self
-                .locals
-                .iter()
-                .map(|local| local.len.load(Ordering::Relaxed))
-                .sum::<usize>()
+        self.mirror.shared_queued.load(OBSERVED) + self.local_items()
+    }
+
+    /// Items in the local queues: their lengths read now (Relaxed, see
+    /// `LocalQueue`).
+    fn local_items(&self) -> usize {
+        self.locals
+            .iter()
+            .map(|local| local.len.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Core `core` joins the searchers (under the lock, by a choice).
@@ -916,12 +920,7 @@ impl<T> Stealable<T> {
     /// Items queued: the shared queue's exactly, the local queues' as their
     /// lengths read now (Relaxed, see `LocalQueue`).
     fn queued(&self, shared: &Shared<T>) -> usize {
-        shared.queue.len()
-            + self
-                .locals
-                .iter()
-                .map(|local| local.len.load(Ordering::Relaxed))
-                .sum::<usize>()
+        shared.queue.len() + self.local_items()
     }
 
     /// Core `me` queues `items` and chooses up to [`FAN_OUT`] other idle
