@@ -5,7 +5,7 @@
 use crate::arch::boot::{BootEnv, ParamLine};
 use crate::arch::{fault_injection, halt};
 use crate::exit::{ExitCode, exit};
-use crate::params::{self, BootParams, Fault, Mode, Pool};
+use crate::params::{self, BootParams, Fault, Mode, Pool, Trial, Workload};
 use crate::sched::core_sched::{self, SchedConfig};
 use crate::sched::wakeup;
 use crate::smp::{cores, remote_call};
@@ -19,6 +19,7 @@ pub fn kernel_main(boot: BootEnv) -> ! {
     let params = load_params(boot.param_line());
     let core_count = smp::bringup::prepare(&boot);
     let policy = wake_policy(&params);
+    check_trial(&params);
     if params.chaos {
         chaos::enable(params.seed);
     }
@@ -198,6 +199,25 @@ fn configure_ipi_fault(params: &BootParams) {
         _ => return,
     };
     wake_ipi::configure(fault, params.seed, params.iterations);
+}
+
+/// `trial=always` where no trial can run is a bad parameter: it would do
+/// nothing, silently.
+fn check_trial(params: &BootParams) {
+    if params.trial != Trial::Always || params.mode != Mode::Run {
+        return;
+    }
+    let why = if params.workload != Workload::Laplace {
+        "only the laplace workload runs a round trial"
+    } else if params.chunks.is_some() {
+        "`chunks=` fixes the chunks"
+    } else if params.pool == Some(Pool::Pinned) {
+        "`pool=pinned` has no stealable chunks"
+    } else {
+        return;
+    };
+    println!("bad boot parameter: `trial=always` has no effect: {why}");
+    exit(ExitCode::BadParameter)
 }
 
 /// The protocol policy: from `policy=`, or `poll` in an `idle-poll` build.

@@ -59,3 +59,32 @@ fn a_grid_too_small_for_the_pinned_pool_says_what_fits() {
         describe(&outcome)
     );
 }
+
+/// `trial=always` where no round trial can run is refused, with why,
+/// instead of doing nothing.
+#[test]
+fn trial_always_where_no_trial_can_run_is_a_bad_boot_parameter() {
+    for (params, why) in [
+        (
+            &["workload=laplace", "trial=always", "chunks=2"][..],
+            "`chunks=` fixes the chunks",
+        ),
+        (
+            &["workload=laplace", "trial=always", "pool=pinned"][..],
+            "`pool=pinned` has no stealable chunks",
+        ),
+        (
+            &["workload=ping-pong", "trial=always"][..],
+            "only the laplace workload runs a round trial",
+        ),
+    ] {
+        let outcome = boot(2, PARAM_TIMEOUT_S, params);
+        assert_eq!(outcome.verdict, Verdict::BadParam, "{}", describe(&outcome));
+        let expected = format!("bad boot parameter: `trial=always` has no effect: {why}");
+        assert!(
+            outcome.serial.contains(&expected),
+            "{params:?}: {}",
+            describe(&outcome)
+        );
+    }
+}

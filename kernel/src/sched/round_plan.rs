@@ -108,7 +108,23 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
     let fixed = FIXED.get().copied().unwrap_or_default();
     let tried = round_trial::alternative(plan, max_chunks, cores::count(), reach, fixed);
     *LAST_TRIAL.lock() = None;
-    RoundTrial::new(plan.chunks, tried, rounds_left)
+    let trial = RoundTrial::new(plan.chunks, tried, rounds_left);
+    // `trial=always` asked for one: say why there is none.
+    if fixed.trial == Trial::Always && !trial.running() {
+        if tried.is_none() {
+            crate::println!(
+                "round trial: not run (trial=always): the plan's {} chunk(s) are already as many as the work splits into on {} cores ({max_chunks})",
+                plan.chunks,
+                cores::count()
+            );
+        } else {
+            crate::println!(
+                "round trial: not run (trial=always): {rounds_left} rounds left, a trial needs {}",
+                round_trial::MIN_ROUNDS_LEFT
+            );
+        }
+    }
+    trial
 }
 
 /// A trial ended: the last plan's chunks become the ones it kept.

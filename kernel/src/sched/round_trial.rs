@@ -52,6 +52,8 @@ pub const TRIAL_ROUNDS_EACH: usize = TRIAL_BLOCK_ROUNDS * TRIAL_BLOCKS;
 /// A workload with fewer rounds left than this many trials' worth runs
 /// none (the trial would be a good part of it).
 const MIN_ROUNDS_PER_TRIAL: usize = 8;
+/// Rounds a workload must have left for a trial.
+pub const MIN_ROUNDS_LEFT: usize = MIN_ROUNDS_PER_TRIAL * 2 * TRIAL_ROUNDS_EACH;
 /// How far (thousandths of a core) a parallelism reading must be above a
 /// whole core for the trial to reach one core more.
 pub const REACH_MARGIN_MILLI: u64 = 300;
@@ -118,7 +120,7 @@ impl RoundTrial {
     /// A trial of `tried` against `planned` chunks, or none (`tried` is
     /// `None`, or fewer than enough rounds are left: `rounds_left`).
     pub fn new(planned: usize, tried: Option<usize>, rounds_left: usize) -> Self {
-        let enough = rounds_left >= MIN_ROUNDS_PER_TRIAL * 2 * TRIAL_ROUNDS_EACH;
+        let enough = rounds_left >= MIN_ROUNDS_LEFT;
         Self {
             planned,
             tried: tried.filter(|_| enough),
