@@ -191,9 +191,9 @@ fn local_push_three_items_two_cores() {
 /// 0 skips the pool's lock: core 1's look must see the pushed item (it
 /// leaves the count of searchers to look before it reads a queue) or core
 /// 0 must read the count without it. (Named apart from the `local_push`
-/// models, whose mutants it would slow down: about 690,000 executions at
-/// bound 2, 74 s; at bound 1 it does not find the search left after the
-/// look, which it finds at bound 2 in about a minute.)
+/// models, whose mutants it would slow down: about 425,000 executions at
+/// bound 2, about a minute, since waits park; at bound 1 it does not find
+/// the search left after the look, which it finds at bound 2 in 37 s.)
 #[test]
 fn pushed_past_a_searcher_still_to_look_three_cores() {
     run(

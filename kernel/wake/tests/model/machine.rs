@@ -193,6 +193,9 @@ impl Machine {
         for core in 0..self.drivers {
             self.unpark(core);
         }
+        // A core waiting for an item with the other drivers stuck looks
+        // again: with no waker left, nothing else will act.
+        self.notify_stuck_watchers();
     }
 
     fn unpark(&self, core: usize) {
@@ -257,7 +260,9 @@ impl Machine {
     /// Ghost: the calling thread, core `me`, is unparked when every driver
     /// core but `me` is next stuck ([`drivers_stuck_but`](Self::drivers_stuck_but)).
     pub fn watch_for_stuck_drivers(&self, me: usize) {
-        self.stuck_watchers().push((me, loom::thread::current()));
+        let mut watchers = self.stuck_watchers();
+        watchers.retain(|(core, _)| *core != me);
+        watchers.push((me, loom::thread::current()));
     }
 
     /// Ghost: core `me` no longer watches. (An unpark joins the unparker's
@@ -268,10 +273,11 @@ impl Machine {
         self.stuck_watchers().retain(|(core, _)| *core != me);
     }
 
-    /// A driver core is about to park (in its halt, or waiting for an
-    /// item): every watcher for which that leaves the other driver cores
-    /// stuck is unparked.
-    pub fn before_driver_parks(&self) {
+    /// Something a watcher waits on may have changed (a driver core is
+    /// about to park, in its halt or waiting for an item; the last waker
+    /// is done; the producer holds a search wake back): every watcher for
+    /// which the other driver cores are stuck is unparked.
+    pub fn notify_stuck_watchers(&self) {
         let mut watchers = self.stuck_watchers();
         let mut index = 0;
         while index < watchers.len() {
@@ -370,7 +376,7 @@ impl Platform for ModelPlatform {
                 if lines.pending.iter().any(|pending| pending.load(SeqCst)) {
                     continue;
                 }
-                self.machine.before_driver_parks();
+                self.machine.notify_stuck_watchers();
                 loom::thread::park();
             } else {
                 loom::thread::yield_now();

@@ -220,6 +220,9 @@ struct World {
     /// is parked.
     waiting_for: Vec<AtomicUsize>,
     waiter: Vec<StdMutex<Option<thread::Thread>>>,
+    /// Ghost: search wakes the producer has chosen and holds back
+    /// ([`Act::PublishHeld`] to [`Act::Flush`]).
+    held_tickets: AtomicUsize,
     /// Ghost, per driver core: running a pinned job (from the return of
     /// `before_pinned_work` to the job's end).
     busy: Vec<AtomicBool>,
@@ -252,6 +255,7 @@ fn run_once(scenario: StealScenario) {
         pinned_ran: AtomicUsize::new(0),
         waiting_for: (0..cores).map(|_| AtomicUsize::new(NOT_WAITING)).collect(),
         waiter: (0..cores).map(|_| StdMutex::new(None)).collect(),
+        held_tickets: AtomicUsize::new(0),
         busy: (0..scenario.cores)
             .map(|_| AtomicBool::new(false))
             .collect(),
@@ -481,7 +485,18 @@ const NOT_WAITING: usize = usize::MAX;
 /// spawner has when it reads the job's result. Blocked for good
 /// ([`Machine::blocked`], checked here and by every core going to its
 /// halt): no waker left, and every other driver core asleep for good or
-/// itself waiting for an item not run.
+/// itself waiting for an item not run. (Not re-checked by a waiter when
+/// the last waker finishes: a model in which every driver core waits here
+/// at that moment would end in loom's own deadlock report, not this one;
+/// none has more than two of its three drivers waiting.)
+///
+/// [`await_ran`]'s waiters are also woken when every other driver core is
+/// stuck ([`Machine::notify_stuck_watchers`]), an unpark that orders the
+/// waking core's memory before theirs. That happens only with every other
+/// driver halted or waiting and nothing of theirs in flight; in the model
+/// that uses it, the interleaving it checks ends the wait by the item's
+/// run instead (whose waiters are unregistered before any later core
+/// could wake them).
 fn wait_for_item(world: &World, me: usize, item: u32) {
     let has_run = || world.ran.lock().expect("ghost").contains(&item);
     world.waiting_for[me].store(item as usize, SeqCst);
@@ -499,7 +514,7 @@ fn wait_for_item(world: &World, me: usize, item: u32) {
         if has_run() {
             break;
         }
-        world.machine.before_driver_parks();
+        world.machine.notify_stuck_watchers();
         thread::park();
     }
     world.waiting_for[me].store(NOT_WAITING, SeqCst);
@@ -508,26 +523,64 @@ fn wait_for_item(world: &World, me: usize, item: u32) {
 }
 
 /// Core `me` (the producer, or a driver core before it pushes) waits
-/// until stealable item `item` has run, or until every driver core but
-/// `me` is stuck and no one of them can run it ([`Act::AwaitRan`],
-/// [`StealScenario::core0_pushes_after`]).
+/// until stealable item `item` has run ([`Act::AwaitRan`],
+/// [`StealScenario::core0_pushes_after`]). It goes on without the item
+/// only while a search wake is held back ([`World::held_tickets`]) and
+/// every driver core but `me` is stuck: the item then waits for that
+/// wake, which the producer sends later. With no wake held, every driver
+/// stuck and nothing left to act (the producer itself waits, or is done),
+/// nobody will run the item: [`BLOCKED`]. A driver core waiting here is
+/// a waiting core for the other checks.
 fn await_ran(world: &World, me: usize, item: u32) {
     let has_run = || world.ran.lock().expect("ghost").contains(&item);
     let machine = &world.machine;
+    let driver = me < world.drivers;
+    let held = || world.held_tickets.load(SeqCst) > 0;
     world.waiting_for[me].store(item as usize, SeqCst);
-    while !has_run() && !machine.drivers_stuck_but(me) {
+    if driver {
+        machine.set_waiting(me, true);
+    }
+    // What the wait depends on: the item run, the other drivers stuck, a
+    // wake held, a waker left.
+    let state = || {
+        (
+            has_run(),
+            machine.drivers_stuck_but(me),
+            held(),
+            machine.wakers_left.load(SeqCst),
+        )
+    };
+    loop {
+        let seen = state();
+        let (ran, stuck, held, wakers_left) = seen;
+        if ran || (stuck && held) {
+            break;
+        }
+        if stuck && (!driver || wakers_left == 0) {
+            dump_trace();
+            panic!(
+                "{BLOCKED}: core {me} waits for stealable item {item}, every driver core halted or waiting, no search wake held back"
+            );
+        }
+        if driver {
+            // Before it watches: its own entry must not wake it.
+            machine.notify_stuck_watchers();
+        }
         *world.waiter[me].lock().expect("ghost") = Some(thread::current());
         machine.watch_for_stuck_drivers(me);
-        // Run, or the drivers stuck, between the look above and here:
-        // look again before parking.
-        if has_run() || machine.drivers_stuck_but(me) {
-            break;
+        // Changed between the look above and here: look again before
+        // parking.
+        if state() != seen {
+            continue;
         }
         thread::park();
     }
     world.waiting_for[me].store(NOT_WAITING, SeqCst);
     world.waiter[me].lock().expect("ghost").take();
     machine.stop_watching(me);
+    if driver {
+        machine.set_waiting(me, false);
+    }
     trace(|| format!("core {me}: awaited item {item}, ran: {}", has_run()));
 }
 
@@ -564,12 +617,15 @@ fn run_script(world: &World, me: usize, first: u32, script: &[Act]) {
             Act::PublishHeld(items) => {
                 next = publish_with(world, me, next, items, |target| {
                     chosen(world, me, target, Generation::Published);
+                    world.held_tickets.fetch_add(1, SeqCst);
                     held.push(target);
                 });
+                world.machine.notify_stuck_watchers();
             }
             Act::Flush => {
                 for target in held.drain(..) {
                     send_ticket(world, me, target);
+                    world.held_tickets.fetch_sub(1, SeqCst);
                 }
             }
             Act::Pinned(target, job) => send_pinned(world, me, target, job),
