@@ -89,7 +89,7 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             .find(|line| line.contains("round trial:"));
         assert_eq!(host.plan_pool, "steal", "{trial}: {}", describe(&outcome));
         assert_eq!(
-            check.guest.workers as u64,
+            check.guest.workers,
             host.plan_chunks,
             "{trial}: the rounds after the trial run the count it kept\n{}",
             describe(&outcome)
