@@ -492,9 +492,9 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             match running {
                 Running::Vigil(p) => p.spawn(move |w| vigil_tree(w, depth, d)),
                 Running::Rayon(p) if shape == Shape::ForkJoinFifo => {
-                    p.spawn_fifo(move || rayon_tree_fifo(depth, d));
+                    p.spawn_fifo(move || rayon_tree(depth, d, true));
                 }
-                Running::Rayon(p) => p.spawn(move || rayon_tree(depth, d)),
+                Running::Rayon(p) => p.spawn(move || rayon_tree(depth, d, false)),
                 Running::Tokio(rt) => drop(rt.spawn(async move { tokio_tree(depth, d) })),
                 Running::Floor | Running::OneParkedThread(_) => {
                     unreachable!("no pool runs a throughput shape")
@@ -584,26 +584,21 @@ fn vigil_tree(w: &Worker<'_>, depth: u32, done: Arc<Done>) {
     w.spawn(move |w| vigil_tree(w, depth - 1, done));
 }
 
-fn rayon_tree(depth: u32, done: Arc<Done>) {
+/// rayon's tree: `spawn` (newest first on a worker), or `spawn_fifo`.
+fn rayon_tree(depth: u32, done: Arc<Done>, fifo: bool) {
     if depth == 0 {
         done.job_ran();
         return;
     }
     black_box(work());
     let other = Arc::clone(&done);
-    rayon::spawn(move || rayon_tree(depth - 1, other));
-    rayon::spawn(move || rayon_tree(depth - 1, done));
-}
-
-fn rayon_tree_fifo(depth: u32, done: Arc<Done>) {
-    if depth == 0 {
-        done.job_ran();
-        return;
+    if fifo {
+        rayon::spawn_fifo(move || rayon_tree(depth - 1, other, true));
+        rayon::spawn_fifo(move || rayon_tree(depth - 1, done, true));
+    } else {
+        rayon::spawn(move || rayon_tree(depth - 1, other, false));
+        rayon::spawn(move || rayon_tree(depth - 1, done, false));
     }
-    black_box(work());
-    let other = Arc::clone(&done);
-    rayon::spawn_fifo(move || rayon_tree_fifo(depth - 1, other));
-    rayon::spawn_fifo(move || rayon_tree_fifo(depth - 1, done));
 }
 
 fn tokio_tree(depth: u32, done: Arc<Done>) {
