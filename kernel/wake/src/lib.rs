@@ -302,6 +302,8 @@ mod idle_driver;
 mod idle_hooks;
 mod idle_state;
 mod inbox;
+#[cfg(feature = "std")]
+mod join_state;
 mod lost_wakeup;
 mod notify;
 mod parker;
@@ -332,6 +334,8 @@ pub use counters::{CounterSnapshot, Counters};
 pub use idle_driver::{DriverConfig, Idle, IdleDriver};
 pub use idle_hooks::{FoundAt, IdleEvent, IdleHooks, NoHooks, WakerHooks};
 pub use inbox::{Inbox, Pushed};
+#[cfg(feature = "std")]
+pub use join_state::{JoinState, JoinerClaim};
 pub use lost_wakeup::{LostWakeupCounts, LostWakeupRecord, scan_from, stalled_wakers};
 pub use notify::{Elided, Notify, NotifyOutcome};
 pub use parker::{Parker, Unparked};

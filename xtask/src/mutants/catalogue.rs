@@ -76,6 +76,11 @@ pub const PARKER: Model = Model {
     test: "loom_parker",
     filter: None,
 };
+/// A join's model (`tests/loom_join.rs`), every test.
+pub const JOIN: Model = Model {
+    test: "loom_join",
+    filter: None,
+};
 /// The stealable pool's model (`tests/loom_steal.rs`), every test.
 pub const STEAL: Model = Model {
     test: "loom_steal",
@@ -158,6 +163,12 @@ pub const DOUBLE_ENQUEUE: &str = "two enqueues of one park";
 pub const MISSED_DATA: &str = "missed the published data";
 /// The enqueuer did not see the task's writes (`tests/loom_parker.rs`).
 pub const MISSED_TASK_WRITES: &str = "missed the task's writes";
+/// A join's half ran twice (`tests/loom_join.rs`).
+pub const JOIN_RAN_TWICE: &str = "a join's half ran twice";
+/// The joiner parked with nobody to unpark it (`tests/loom_join.rs`).
+pub const JOIN_LOST_WAKE: &str = "lost wake: the joiner parked with nobody to unpark it";
+/// The joiner did not see the half's result (`tests/loom_join.rs`).
+pub const JOIN_MISSED_RESULT: &str = "the joiner missed the half's result";
 /// Stealable work left with nobody to run it (`tests/model/machine.rs`).
 pub const STRANDED: &str = "stealable work stranded";
 /// A choice left more searchers than queued items (`tests/model/steal_run.rs`).
@@ -986,6 +997,97 @@ pub static MUTANTS: &[Mutant] = &[
              a fourth core, more than the three-core model with one waiting item has. Not \
              exercised",
         ),
+        ..Mutant::BASE
+    },
+    // A join's state (join_state.rs): the claim, the joiner's wait and
+    // the thief's finish.
+    Mutant {
+        // The thief's claim by a load and a store: the joiner claims in
+        // between, and both run the half.
+        name: "join-thief-claim-to-load-store",
+        file: "src/join_state.rs",
+        find: concat!(
+            "        self.state\n",
+            "            .compare_exchange(UNCLAIMED, RUNNING, Ordering::Relaxed, Ordering::Relaxed)\n",
+            "            .is_ok()\n",
+        ),
+        replace: concat!(
+            "        let seen = self.state.load(Ordering::Relaxed); // MUTANT: load, store\n",
+            "        seen == UNCLAIMED && { self.state.store(RUNNING, Ordering::Relaxed); true }\n",
+        ),
+        model: JOIN,
+        killed_by: &[JOIN_RAN_TWICE],
+        quick: true,
+        ..Mutant::BASE
+    },
+    Mutant {
+        // The joiner registers with a plain store: it overwrites FINISHED
+        // and parks with nobody to unpark it.
+        name: "join-register-to-store",
+        file: "src/join_state.rs",
+        find: concat!(
+            "                return match self.state.compare_exchange(\n",
+            "                    RUNNING,\n",
+            "                    JOINER_PARKED,\n",
+            "                    Ordering::Relaxed,\n",
+            "                    Ordering::Acquire,\n",
+            "                ) {\n",
+        ),
+        replace: concat!(
+            "                return match { self.state.store(JOINER_PARKED, Ordering::Relaxed); \n",
+            "                    Ok::<u8, u8>(RUNNING) } { // MUTANT: a plain store\n",
+        ),
+        model: JOIN,
+        killed_by: &[JOIN_LOST_WAKE],
+        quick: true,
+        ..Mutant::BASE
+    },
+    Mutant {
+        // The thief unparks only a joiner it did not find registered.
+        name: "join-finish-unparks-nobody",
+        file: "src/join_state.rs",
+        find: "self.state.swap(FINISHED, Ordering::Release) == JOINER_PARKED",
+        replace: "self.state.swap(FINISHED, Ordering::Release) == RUNNING // MUTANT",
+        model: JOIN,
+        killed_by: &[JOIN_LOST_WAKE],
+        ..Mutant::BASE
+    },
+    Mutant {
+        // The finish publishes nothing: a joiner that reads FINISHED
+        // takes the result before it was stored.
+        name: "join-finish-relaxed",
+        file: "src/join_state.rs",
+        find: "self.state.swap(FINISHED, Ordering::Release) == JOINER_PARKED",
+        replace: "self.state.swap(FINISHED, Ordering::Relaxed) == JOINER_PARKED // MUTANT",
+        model: JOIN,
+        killed_by: &[JOIN_MISSED_RESULT],
+        quick: true,
+        ..Mutant::BASE
+    },
+    Mutant {
+        // The registration's failure reads FINISHED without acquiring it.
+        name: "join-register-failure-relaxed",
+        file: "src/join_state.rs",
+        find: concat!(
+            "                    Ordering::Relaxed,\n",
+            "                    Ordering::Acquire,\n",
+        ),
+        replace: concat!(
+            "                    Ordering::Relaxed,\n",
+            "                    Ordering::Relaxed, // MUTANT\n",
+        ),
+        model: JOIN,
+        killed_by: &[JOIN_MISSED_RESULT],
+        ..Mutant::BASE
+    },
+    Mutant {
+        // A parked joiner's check reads FINISHED without acquiring it.
+        name: "join-wait-check-relaxed",
+        file: "src/join_state.rs",
+        find: "self.state.load(Ordering::Acquire) == FINISHED",
+        replace: "self.state.load(Ordering::Relaxed) == FINISHED // MUTANT",
+        model: JOIN,
+        killed_by: &[JOIN_MISSED_RESULT],
         ..Mutant::BASE
     },
 ];
