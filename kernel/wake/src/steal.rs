@@ -821,6 +821,29 @@ impl<T> Stealable<T> {
         item
     }
 
+    /// Core `me`, running its own task, takes back the item it pushed last
+    /// onto its own queue, if that item is still there, the newest, and
+    /// `is_it` says it is the one (a fork-join's second half that the core
+    /// runs itself). Only its owner pushes onto a queue, and removing an
+    /// item is taking it: the rule's part is as for [`take`](Self::take)'s
+    /// own pops (a searcher woken for it finds one item fewer, as when the
+    /// owner pops it first).
+    pub fn take_back_newest(&self, me: usize, is_it: impl FnOnce(&T) -> bool) -> Option<T> {
+        let local = self.locals.get(me)?;
+        // Only the owner pushes: a 0 read here is exact.
+        if local.len.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut items = local.items.lock();
+        let item = if items.back().is_some_and(is_it) {
+            items.pop_back()
+        } else {
+            None
+        };
+        local.len.store(items.len(), Ordering::Relaxed);
+        item
+    }
+
     /// A core found the shared queue empty and registers idle: the idle
     /// count is stored (with it) before any local queue is looked at, then
     /// it looks at every core's queue in turn, its own first (oldest item

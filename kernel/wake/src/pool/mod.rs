@@ -36,6 +36,7 @@
 //! whatever the host: the baselines of the pool benchmarks
 //! (`examples/pool_bench.rs`, `examples/peer_bench.rs`).
 
+mod join;
 mod lone_item_grace;
 mod poll_slots;
 mod thread_pool;

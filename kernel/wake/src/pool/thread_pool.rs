@@ -476,11 +476,21 @@ impl Worker<'_> {
     /// order: a thief may run a later spawn before the owner runs an
     /// earlier one.
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
-        let job: Job = Box::new(job);
+        self.spawn_job(Box::new(job));
+    }
+
+    /// [`spawn`](Self::spawn), of a boxed job.
+    pub(super) fn spawn_job(&self, job: Job) {
         let mut searcher = self.searcher.borrow_mut();
         self.shared.steal.push_local(&mut searcher, job, |chosen| {
             self.send(chosen, Item::Search);
         });
+    }
+
+    /// Takes back the job this worker spawned last, if it is still the
+    /// newest on the worker's own queue and `is_it` says it is the one.
+    pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Job) -> bool) -> Option<Job> {
+        self.shared.steal.take_back_newest(self.index(), is_it)
     }
 
     fn send(&self, target: usize, item: Item) {

@@ -1,0 +1,195 @@
+//! [`Worker::join`]: run two closures, the second stealable, and return
+//! both results: the fork-join of rayon's `join`, on the pool's own queues.
+//!
+//! The second closure is spawned as a shared job whose body *claims* it
+//! from a slot both sides hold; the joiner, after running the first
+//! closure itself, tries the same claim. Whoever claims first runs it
+//! (the claim, and the joiner's wait for a thief, are
+//! [`JoinState`](crate::JoinState), model-checked in `tests/loom_join.rs`).
+//! So a join never waits for a job that has not started: if no worker stole
+//! the second half, the joiner runs it at once (depth first, like rayon's
+//! join, however far back in its queue the spawned job sits); if another
+//! worker claimed it, that worker is running it, and the joiner waits only
+//! for it to finish. The spawned job that lost the claim is taken back off
+//! the queue if it is still its newest item (the usual case: the first
+//! half's own joins took theirs back), and otherwise runs later as a
+//! no-op. The pool's order for [`Worker::spawn`] is unchanged: a join is
+//! how a job says which spawn it waits for, so that one can run out of
+//! turn without letting a respawning job starve an earlier spawn.
+//!
+//! The joiner waits parked, not helping: it runs no other job while it
+//! waits (a job of the pool's cannot run inside another's borrow of the
+//! worker's queues). A join waits only for a half that another worker is
+//! running, and that half waits only for halves of its own, so the waits
+//! form a tree whose leaves run: no join waits for good on the pool's
+//! account.
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread::{self, Thread};
+
+use super::thread_pool::{Job, Worker};
+use crate::join_state::{JoinState, JoinerClaim};
+
+/// What the joiner and the spawned job share.
+struct JoinSlot<B, RB> {
+    /// Who runs the half, and whether it finished ([`JoinState`], the
+    /// model-checked part).
+    state: JoinState,
+    /// The half, taken by the claim's winner (so never contended).
+    half: Mutex<Option<B>>,
+    /// Its result once a thief ran it: a value or a panic's payload,
+    /// stored before [`JoinState::finish`].
+    result: Mutex<Option<thread::Result<RB>>>,
+    /// The joiner's thread, unparked if it parked.
+    joiner: Thread,
+}
+
+impl<B, RB> JoinSlot<B, RB> {
+    /// The half, for the claim's winner.
+    fn take_half(&self) -> B {
+        lock(&self.half)
+            .take()
+            .expect("a join's half is taken once, by the claim's winner")
+    }
+
+    /// The thief's end: stores the result, then marks the half finished
+    /// and unparks the joiner if it parked.
+    fn finish(&self, result: thread::Result<RB>) {
+        *lock(&self.result) = Some(result);
+        if self.state.finish() {
+            self.joiner.unpark();
+        }
+    }
+
+    /// The joiner's end when a thief claimed the half: its result, once
+    /// it finished.
+    fn wait(&self, claim: JoinerClaim) -> thread::Result<RB> {
+        if claim == JoinerClaim::MustPark {
+            // `park` may return spuriously, or on a token left by an
+            // unpark of the pool's (a wake latched for this worker's next
+            // sleep, which it finds in its latch then): look again.
+            while !self.state.is_finished() {
+                thread::park();
+            }
+        }
+        lock(&self.result)
+            .take()
+            .expect("a finished half left its result")
+    }
+}
+
+/// The address of a job's box (a thin pointer, for comparison only).
+fn job_address(job: &Job) -> *const () {
+    core::ptr::from_ref(&**job).cast()
+}
+
+/// Locks `mutex`, through a poisoning: the slot's data is an `Option`
+/// moved in or out whole, never left half-updated by a panic.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Worker<'_> {
+    /// Runs `first` on this worker and `second` on whichever worker gets
+    /// to it first, and returns both results: `second` is spawned (a shared
+    /// job, stealable by an idle worker, which the work-conserving rule
+    /// wakes as for any spawn), `first` runs at once, and then, if no
+    /// worker has started `second`, this worker runs it itself, at once.
+    /// Otherwise this worker waits, parked, for the worker that runs it.
+    ///
+    /// `second` and its result cross threads, so they are `Send +
+    /// 'static` (rayon's `join` lends its closures the caller's stack; this
+    /// crate has no `unsafe` to do that with). `first` runs here and may
+    /// borrow.
+    ///
+    /// # Panics
+    ///
+    /// If either half panics, the panic goes on from `join` once both are
+    /// done (the first half's if both panic); if `first` panics and
+    /// nobody had started `second`, `second` is dropped unrun. A half that
+    /// ran on another worker panics there without counting as a panicked
+    /// job of the pool: its panic is this join's.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
+    ///
+    /// fn sum(w: &Worker<'_>, from: u64, to: u64) -> u64 {
+    ///     if to - from <= 1_000 {
+    ///         return (from..to).sum();
+    ///     }
+    ///     let middle = from + (to - from) / 2;
+    ///     let (low, high) = w.join(|w| sum(w, from, middle), move |w| sum(w, middle, to));
+    ///     low + high
+    /// }
+    ///
+    /// let pool = ThreadPool::new(PoolConfig::new(2));
+    /// let (done, result) = mpsc::channel();
+    /// pool.spawn(move |w| done.send(sum(w, 0, 100_000)).unwrap());
+    /// assert_eq!(result.recv().unwrap(), (0..100_000u64).sum());
+    /// ```
+    pub fn join<A, B, RA, RB>(&self, first: A, second: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker<'_>) -> RA,
+        B: FnOnce(&Worker<'_>) -> RB + Send + 'static,
+        RB: Send + 'static,
+    {
+        let slot = Arc::new(JoinSlot {
+            state: JoinState::new(),
+            half: Mutex::new(Some(second)),
+            result: Mutex::new(None),
+            joiner: thread::current(),
+        });
+        let stolen = Arc::clone(&slot);
+        let spawned: Job = Box::new(move |w| {
+            if stolen.state.thief_claims() {
+                let half = stolen.take_half();
+                // AssertUnwindSafe: the payload is handed to the joiner,
+                // which resumes it; nothing of the half is used after.
+                stolen.finish(panic::catch_unwind(AssertUnwindSafe(|| half(w))));
+            }
+        });
+        // The spawned job's identity: its box's address, compared (never
+        // read through) when the joiner takes it back. It names this job
+        // alone while the job is on this worker's queue: the box lives
+        // until the job runs, and the joiner takes it back only after
+        // claiming the half, that is, before any thief ran the job, with no
+        // push of its own in between.
+        let spawned_at = job_address(&spawned);
+        self.spawn_job(spawned);
+        // AssertUnwindSafe: on a panic `first` is gone, and the panic goes
+        // on from here once the second half is settled.
+        let first_result = panic::catch_unwind(AssertUnwindSafe(|| first(self)));
+        let claim = slot.state.joiner_claims();
+        if claim == JoinerClaim::RunsItself {
+            // The spawned job, which would find the half claimed and do
+            // nothing, comes off the queue unrun if it is still the newest
+            // there (the first half's own joins took theirs back).
+            drop(self.take_back_newest(|job| core::ptr::eq(job_address(job), spawned_at)));
+        }
+        let first_value = match first_result {
+            Ok(value) => value,
+            Err(payload) => {
+                // The second half is dropped unrun, or waited for if a
+                // thief runs it (its result or panic dropped).
+                if claim == JoinerClaim::RunsItself {
+                    drop(slot.take_half());
+                } else {
+                    drop(slot.wait(claim));
+                }
+                panic::resume_unwind(payload)
+            }
+        };
+        let second_value = match claim {
+            // Nobody had started it: run it here, at once.
+            JoinerClaim::RunsItself => slot.take_half()(self),
+            _ => slot
+                .wait(claim)
+                .unwrap_or_else(|payload| panic::resume_unwind(payload)),
+        };
+        (first_value, second_value)
+    }
+}

@@ -1,0 +1,186 @@
+//! `Worker::join` on real threads: a one-worker pool runs a join tree depth
+//! first with no unpark, a half another worker runs is waited for and its
+//! result returned, and a panic in either half goes on from the join.
+//!
+//! Its own test binary: the panic hook that keeps the deliberate panics
+//! quiet is process-wide. Every wait is for a message; the timeout
+//! ([`HANG_GUARD`]) turns a join that waits for good into a failure.
+
+#![cfg(not(loom))]
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
+
+/// Generous: only a hang gets near it.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// The payload of the tests' own panics.
+struct DeliberatePanic(&'static str);
+
+/// Keeps the deliberate panics off stderr; any other panic goes to the
+/// hook that was there before.
+fn quiet_deliberate_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<DeliberatePanic>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// The next message from `finished`, or a failure naming `what` if none
+/// comes within [`HANG_GUARD`]: the pool is leaked then, not stopped (its
+/// stop would wait for the hung job for good, and the test would hang
+/// instead of failing).
+fn received<T>(pool: &mut Option<ThreadPool>, finished: &Receiver<T>, what: &str) -> T {
+    finished.recv_timeout(HANG_GUARD).unwrap_or_else(|_| {
+        std::mem::forget(pool.take());
+        panic!("{what} hung")
+    })
+}
+
+fn wait_until_all_asleep(pool: &ThreadPool) {
+    while pool.sleeping_workers() < pool.workers() {
+        std::thread::yield_now();
+    }
+}
+
+/// The leaves of a join tree over `from..to`, in the order they ran.
+fn leaves(w: &Worker<'_>, from: u32, to: u32) -> Vec<u32> {
+    if to - from == 1 {
+        return vec![from];
+    }
+    let middle = from + (to - from) / 2;
+    let (mut low, high) = w.join(|w| leaves(w, from, middle), move |w| leaves(w, middle, to));
+    low.extend(high);
+    low
+}
+
+/// One worker: nobody can steal a half, so the joiner runs every second
+/// half itself, at once, depth first (each leaf in order), and never waits;
+/// the only unpark is the one that woke the worker for the tree. A join
+/// that waited for its spawned half to come round in the queue would hang
+/// here: the worker is the one that would run it.
+#[test]
+fn one_worker_runs_a_join_tree_depth_first_without_an_unpark() {
+    const LEAVES: u32 = 1024;
+    let mut pool = Some(ThreadPool::new(PoolConfig::new(1)));
+    let one = pool.as_ref().unwrap();
+    wait_until_all_asleep(one);
+    let (done, finished) = mpsc::channel();
+    one.spawn(move |w| done.send(leaves(w, 0, LEAVES)).unwrap());
+    let order = received(&mut pool, &finished, "the join tree");
+    assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
+    let stats = pool.unwrap().shutdown();
+    assert_eq!(stats.unparks, 1, "{stats:?}");
+}
+
+/// A half another worker started is waited for, and its result is the
+/// join's: the first half holds the joiner until the second has started
+/// on the other worker (so the claim is the thief's), then the joiner
+/// waits, parked or not, for the thief to finish. Many trials: the
+/// joiner's claim lands before, during and after the thief's finish.
+#[test]
+fn a_half_another_worker_runs_is_waited_for_and_returned() {
+    const TRIALS: u32 = 200;
+    let mut pool = Some(ThreadPool::new(PoolConfig::new(2)));
+    for trial in 0..TRIALS {
+        let (done, finished) = mpsc::channel();
+        pool.as_ref().unwrap().spawn(move |w| {
+            let (started, has_started) = mpsc::channel();
+            let me = w.index();
+            let result = w.join(
+                move |_| {
+                    has_started
+                        .recv_timeout(HANG_GUARD)
+                        .expect("the second half never started elsewhere")
+                },
+                move |w| {
+                    started.send(w.index()).unwrap();
+                    trial * 2
+                },
+            );
+            done.send((me, result)).unwrap();
+        });
+        let (joiner, (thief, doubled)) = received(&mut pool, &finished, "the join");
+        assert_ne!(
+            joiner, thief,
+            "trial {trial}: the joiner ran the half it waited for"
+        );
+        assert_eq!(doubled, trial * 2, "trial {trial}");
+    }
+    let stats = pool.unwrap().shutdown();
+    assert_eq!(stats.panicked_jobs, 0);
+}
+
+/// The payload a join panicked with, from inside a job.
+fn join_panic(
+    pool: &mut Option<ThreadPool>,
+    join: impl FnOnce(&Worker<'_>) + Send + 'static,
+) -> Option<&'static str> {
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| join(w)));
+        let payload = outcome.err().map(|payload| {
+            payload
+                .downcast::<DeliberatePanic>()
+                .expect("the deliberate panic")
+                .0
+        });
+        done.send(payload).unwrap();
+    });
+    received(pool, &finished, "the join")
+}
+
+/// A panic in either half goes on from the join, whoever ran the half: the
+/// first half's own; the second's, run here (one worker) or by a thief (two
+/// workers, the first half waiting until it started); the first's when
+/// both panic, after the thief's half is done. None counts as a panicked
+/// job of the pool: each was caught where the join was called.
+#[test]
+fn a_panic_in_either_half_goes_on_from_the_join() {
+    quiet_deliberate_panics();
+    let mut one = Some(ThreadPool::new(PoolConfig::new(1)));
+    let first = join_panic(&mut one, |w| {
+        let _ = w.join(|_| panic::panic_any(DeliberatePanic("first")), |_| 1);
+    });
+    assert_eq!(first, Some("first"));
+    let second_here = join_panic(&mut one, |w| {
+        let _ = w.join(
+            |_| 1,
+            |_| -> u32 { panic::panic_any(DeliberatePanic("second")) },
+        );
+    });
+    assert_eq!(second_here, Some("second"));
+    assert_eq!(one.unwrap().shutdown().panicked_jobs, 0);
+
+    let mut two = Some(ThreadPool::new(PoolConfig::new(2)));
+    for both in [false, true] {
+        let payload = join_panic(&mut two, move |w| {
+            let (started, has_started) = mpsc::channel();
+            let _ = w.join(
+                move |_| {
+                    has_started
+                        .recv_timeout(HANG_GUARD)
+                        .expect("the half never started");
+                    if both {
+                        panic::panic_any(DeliberatePanic("first"));
+                    }
+                },
+                move |_| -> u32 {
+                    started.send(()).unwrap();
+                    panic::panic_any(DeliberatePanic("stolen"))
+                },
+            );
+        });
+        assert_eq!(payload, Some(if both { "first" } else { "stolen" }));
+    }
+    assert_eq!(two.unwrap().shutdown().panicked_jobs, 0);
+}
