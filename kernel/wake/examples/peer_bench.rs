@@ -45,6 +45,11 @@
 //!   a worker's own spawns oldest first as vigil's pool always does (the
 //!   order that lets a job wait for an earlier spawn of its worker); vigil
 //!   and tokio as in `fork-join`.
+//! * `join-tree`: the same tree with each node joining its two children
+//!   (vigil: `Worker::join`; rayon: `rayon::join`, rayon's own fork-join;
+//!   tokio: the second child spawned, the first awaited in place, then the
+//!   second's handle awaited): a node waits for its children, and a worker
+//!   runs its own tree depth first.
 //! * `round-robin`: J jobs dispatched from outside, one per worker in
 //!   turn: seed 001's dispatch. vigil: private submits; rayon and tokio:
 //!   `spawn` (the same as `spawn-outside` for them).
@@ -113,12 +118,13 @@ enum Shape {
     PingPongAddressed,
     ForkJoin,
     ForkJoinFifo,
+    JoinTree,
     RoundRobin,
     Idle1Ms,
     Idle10Ms,
 }
 
-const SHAPES: [Shape; 12] = [
+const SHAPES: [Shape; 13] = [
     Shape::SpawnOutside,
     Shape::SpawnOutsideBusy,
     Shape::SpawnWorker,
@@ -128,6 +134,7 @@ const SHAPES: [Shape; 12] = [
     Shape::PingPongAddressed,
     Shape::ForkJoin,
     Shape::ForkJoinFifo,
+    Shape::JoinTree,
     Shape::RoundRobin,
     Shape::Idle1Ms,
     Shape::Idle10Ms,
@@ -145,6 +152,7 @@ impl Shape {
             Self::PingPongAddressed => "ping-pong-addressed",
             Self::ForkJoin => "fork-join",
             Self::ForkJoinFifo => "fork-join-fifo",
+            Self::JoinTree => "join-tree",
             Self::RoundRobin => "round-robin",
             Self::Idle1Ms => "idle-1ms",
             Self::Idle10Ms => "idle-10ms",
@@ -503,6 +511,22 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             done.wait_parked();
             2 * leaves - 1
         }
+        Shape::JoinTree => {
+            let depth = (usize::BITS - (jobs + 1).leading_zeros()).saturating_sub(2);
+            let leaves = 1usize << depth;
+            let done = Done::new(leaves);
+            let d = Arc::clone(&done);
+            match running {
+                Running::Vigil(p) => p.spawn(move |w| vigil_join_tree(w, depth, &d)),
+                Running::Rayon(p) => p.spawn(move || rayon_join_tree(depth, &d)),
+                Running::Tokio(rt) => drop(rt.spawn(tokio_join_tree(depth, d))),
+                Running::Floor | Running::OneParkedThread(_) => {
+                    unreachable!("no pool runs a throughput shape")
+                }
+            }
+            done.wait_parked();
+            2 * leaves - 1
+        }
         Shape::Idle1Ms | Shape::Idle10Ms => unreachable!("idle shapes are not timed"),
     };
     (start.elapsed().as_nanos() as f64, counted)
@@ -610,6 +634,51 @@ fn tokio_tree(depth: u32, done: Arc<Done>) {
     let other = Arc::clone(&done);
     drop(tokio::spawn(async move { tokio_tree(depth - 1, other) }));
     drop(tokio::spawn(async move { tokio_tree(depth - 1, done) }));
+}
+
+/// A join tree: each node joins its two children (the second half needs
+/// its own `Arc`: it may run on another worker, past this frame).
+fn vigil_join_tree(w: &Worker<'_>, depth: u32, done: &Arc<Done>) {
+    if depth == 0 {
+        done.job_ran();
+        return;
+    }
+    black_box(work());
+    let other = Arc::clone(done);
+    w.join(
+        |w| vigil_join_tree(w, depth - 1, done),
+        move |w| vigil_join_tree(w, depth - 1, &other),
+    );
+}
+
+fn rayon_join_tree(depth: u32, done: &Done) {
+    if depth == 0 {
+        done.job_ran();
+        return;
+    }
+    black_box(work());
+    rayon::join(
+        || rayon_join_tree(depth - 1, done),
+        || rayon_join_tree(depth - 1, done),
+    );
+}
+
+/// tokio's fork-join: the second child spawned, the first awaited here,
+/// then the second's handle.
+fn tokio_join_tree(
+    depth: u32,
+    done: Arc<Done>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        if depth == 0 {
+            done.job_ran();
+            return;
+        }
+        black_box(work());
+        let second = tokio::spawn(tokio_join_tree(depth - 1, Arc::clone(&done)));
+        tokio_join_tree(depth - 1, done).await;
+        second.await.expect("a join-tree task panicked");
+    })
 }
 
 /// The idle shapes: one job every `period` for `length`; the process's CPU
