@@ -30,8 +30,9 @@
 //!   each other in its modification order, and on no ordering: a plain
 //!   store of `JOINER_PARKED` could overwrite `FINISHED`.
 //! * **The joiner sees the result.** The thief's swap is a Release after it
-//!   stored the result; every joiner read that can see `FINISHED` (the
-//!   registration's failure, the wait's load) is an Acquire.
+//!   stored the result; every joiner read it goes on from after seeing
+//!   `FINISHED` is an Acquire (the registration's failure, the wait's
+//!   load, and the reload after a claim that read `FINISHED` Relaxed).
 //!
 //! The claims are Relaxed: the claimed half travels with the claim's winner
 //! (the joiner's own closure, or the spawned job's, whose hand-over the

@@ -575,7 +575,8 @@ struct LocalQueue<T> {
     items: Mutex<VecDeque<T>>,
     len: AtomicUsize,
     /// Items ever added to the queue, all by its owner (its pushes, and the
-    /// loot it moved there as a thief), stored under the queue's lock:
+    /// loot it moved there as a thief), less those it took back
+    /// ([`Stealable::take_back_newest`]), stored under the queue's lock:
     /// with `len`, what [`Stealable::glance`] reads to tell one lone item
     /// that stays from a run of items that come and go. A hint
     /// ([`OBSERVED`]): no decision of the rule reads it.
@@ -835,12 +836,16 @@ impl<T> Stealable<T> {
             return None;
         }
         let mut items = local.items.lock();
-        let item = if items.back().is_some_and(is_it) {
-            items.pop_back()
-        } else {
-            None
-        };
+        if !items.back().is_some_and(is_it) {
+            return None;
+        }
+        let item = items.pop_back();
         local.len.store(items.len(), Ordering::Relaxed);
+        // Not added after all: a lone item that stays on the queue while its
+        // owner pushes and takes back others keeps its `added` count, so a
+        // glancing core sees the same item stay and steals it in time
+        // (`Stealable::glance`), as it would had the owner never pushed.
+        local.added.store(local.added.load(OBSERVED) - 1, OBSERVED);
         item
     }
 

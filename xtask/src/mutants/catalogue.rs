@@ -169,6 +169,8 @@ pub const JOIN_RAN_TWICE: &str = "a join's half ran twice";
 pub const JOIN_LOST_WAKE: &str = "lost wake: the joiner parked with nobody to unpark it";
 /// The joiner did not see the half's result (`tests/loom_join.rs`).
 pub const JOIN_MISSED_RESULT: &str = "the joiner missed the half's result";
+/// The joiner parked while nobody ran the half (`tests/loom_join.rs`).
+pub const JOIN_WAITED_UNSTARTED: &str = "the joiner waits for a half nobody is running";
 /// Stealable work left with nobody to run it (`tests/model/machine.rs`).
 pub const STRANDED: &str = "stealable work stranded";
 /// A choice left more searchers than queued items (`tests/model/steal_run.rs`).
@@ -1088,6 +1090,43 @@ pub static MUTANTS: &[Mutant] = &[
         replace: "self.state.load(Ordering::Relaxed) == FINISHED // MUTANT",
         model: JOIN,
         killed_by: &[JOIN_MISSED_RESULT],
+        ..Mutant::BASE
+    },
+    Mutant {
+        // A claim that read FINISHED goes on without the Acquire reload.
+        name: "join-claim-finished-no-reload",
+        file: "src/join_state.rs",
+        find: "            Err(FINISHED) => {}\n",
+        replace: "            Err(FINISHED) => return JoinerClaim::Finished, // MUTANT\n",
+        model: JOIN,
+        killed_by: &[JOIN_MISSED_RESULT],
+        ..Mutant::BASE
+    },
+    Mutant {
+        // The joiner waits for the spawned half to come round instead of
+        // claiming it: it registers from UNCLAIMED, and the thief's claim
+        // then fails too, so nobody runs the half.
+        name: "join-joiner-waits-unclaimed",
+        file: "src/join_state.rs",
+        find: concat!(
+            "            UNCLAIMED,\n",
+            "            JOINER_RUNS,\n",
+            "            Ordering::Relaxed,\n",
+            "            Ordering::Relaxed,\n",
+            "        ) {\n",
+            "            Ok(_) => return JoinerClaim::RunsItself,\n",
+        ),
+        replace: concat!(
+            "            UNCLAIMED,\n",
+            "            JOINER_PARKED, // MUTANT: waits instead of claiming\n",
+            "            Ordering::Relaxed,\n",
+            "            Ordering::Relaxed,\n",
+            "        ) {\n",
+            "            Ok(_) => return JoinerClaim::MustPark,\n",
+        ),
+        model: JOIN,
+        killed_by: &[JOIN_WAITED_UNSTARTED],
+        quick: true,
         ..Mutant::BASE
     },
 ];

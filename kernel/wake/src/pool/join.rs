@@ -23,7 +23,16 @@
 //! worker's queues). A join waits only for a half that another worker is
 //! running, and that half waits only for halves of its own, so the waits
 //! form a tree whose leaves run: no join waits for good on the pool's
-//! account.
+//! account. A second half that waits for something else can: one that
+//! waits for a plain job the first half spawned onto the joiner's queue
+//! waits until an idle worker steals that job, and with no idle worker
+//! (two workers, the other running the second half) for good, where
+//! rayon's joiner, which runs other jobs while it waits, would run it.
+//!
+//! A join in a private job that started while its worker was registered
+//! idle spawns onto the shared queue (as every spawn there does), which
+//! takes the pool's lock; its half's task cannot be taken back from there
+//! and runs later, finding the half claimed.
 
 use alloc::sync::Arc;
 use std::panic::{self, AssertUnwindSafe};
@@ -177,8 +186,13 @@ impl Worker<'_> {
                 // thief runs it (its result or panic dropped).
                 if claim == JoinerClaim::RunsItself {
                     drop(slot.take_half());
-                } else {
-                    drop(slot.wait(claim));
+                } else if let Err(second) = slot.wait(claim) {
+                    // A payload whose own drop panics must not end the
+                    // unwinding that carries the first: it is leaked.
+                    if let Err(nested) = panic::catch_unwind(AssertUnwindSafe(move || drop(second)))
+                    {
+                        core::mem::forget(nested);
+                    }
                 }
                 panic::resume_unwind(payload)
             }
