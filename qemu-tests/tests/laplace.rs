@@ -52,9 +52,12 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
 /// host, and `auto` would reach no further, so only `always` tries 2),
 /// the first rounds alternate 1 chunk and 2, the result is still the
 /// host's bit for bit, and VIGIL-STATS says what was timed and which
-/// count the rest of the rounds ran; with `trial=off`, none. Which count
-/// is kept depends on the host's timing; that one of the two is, and that
-/// the workers match it, does not.
+/// count the rest of the rounds ran; with `trial=off`, none. The row
+/// blocks computed (`blocks_run`) add up to the trial's rounds at each
+/// count and the rest at the kept one: the trial's rounds ran the counts
+/// it timed (the checksum alone cannot say so: it does not depend on the
+/// split). Which count is kept depends on the host's timing; that one of
+/// the two is, and that the workers and the blocks match it, does not.
 #[test]
 fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
     for trial in ["trial=always", "trial=off"] {
@@ -94,6 +97,8 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             "{trial}: the rounds after the trial run the count it kept\n{}",
             describe(&outcome)
         );
+        // The first two iterations run on one core, one block each.
+        let (iterations, alone) = (200, 2);
         if trial == "trial=off" {
             assert_eq!(
                 (
@@ -104,6 +109,11 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
                 (0, 0, None),
                 "trial=off: {}",
                 describe(&outcome)
+            );
+            assert_eq!(
+                host.blocks_run,
+                alone + (iterations - alone) * host.plan_chunks,
+                "trial=off: every pool round ran the plan's count: {host:?}"
             );
             continue;
         }
@@ -119,10 +129,26 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             [host.trial_planned_chunks, host.trial_tried_chunks].contains(&host.plan_chunks),
             "{trial}: kept one of the two counts: {host:?}"
         );
-        assert!(
-            trial_line.is_some(),
-            "{trial}: no `round trial:` line\n{}",
-            describe(&outcome)
+        let Some(trial_line) = trial_line else {
+            panic!("{trial}: no `round trial:` line\n{}", describe(&outcome));
+        };
+        let rounds_each = rounds_each(trial_line);
+        assert_eq!(
+            host.blocks_run,
+            alone
+                + rounds_each * (host.trial_planned_chunks + host.trial_tried_chunks)
+                + (iterations - alone - 2 * rounds_each) * host.plan_chunks,
+            "{trial}: {rounds_each} rounds at each count, then the kept count: {host:?}\n{trial_line}"
         );
     }
+}
+
+/// The trial's rounds at each count, from its line: `round trial: ...
+/// (medians of 8 rounds each): keeps ...`.
+fn rounds_each(trial_line: &str) -> u64 {
+    trial_line
+        .split_once("(medians of ")
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .and_then(|(count, _)| count.parse().ok())
+        .unwrap_or_else(|| panic!("no round count in {trial_line:?}"))
 }

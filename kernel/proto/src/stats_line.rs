@@ -162,6 +162,12 @@ pub struct HostStats {
     pub trial_tried_round_ns: u64,
     /// Its round's work on one core, ns, as measured.
     pub plan_work_ns: u64,
+    /// Row blocks the workload computed over all its iterations: one for
+    /// each iteration run on one core, and for each pool round the
+    /// round's chunks, each computed once (0: no grid workload ran). With
+    /// the trial's counts and the iterations, what says that each round
+    /// ran the count it was given.
+    pub blocks_run: u64,
     /// Wake IPIs sent (all cores) before the workload started: the boot's
     /// measurements (the host parallelism window, the empty rounds). The
     /// cores' `ipis_sent` count from boot, so a per-iteration figure
@@ -171,7 +177,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 13] {
+    fn numbers(&self) -> [(&'static str, u64); 14] {
         [
             (
                 "measured_parallelism_milli",
@@ -188,6 +194,7 @@ impl HostStats {
             ("trial_tried_chunks", self.trial_tried_chunks),
             ("trial_tried_round_ns", self.trial_tried_round_ns),
             ("plan_work_ns", self.plan_work_ns),
+            ("blocks_run", self.blocks_run),
             ("ipis_before_workload", self.ipis_before_workload),
         ]
     }
@@ -326,6 +333,7 @@ mod tests {
                 trial_tried_chunks: 2,
                 trial_tried_round_ns: 36_000,
                 plan_work_ns: 41_000,
+                blocks_run: 397,
                 ipis_before_workload: 70,
             },
         }

@@ -38,6 +38,9 @@ pub struct LaplaceReport {
     pub elapsed_us: u64,
     /// Sum of |new - old| over the interior in the last iteration.
     pub residual: i64,
+    /// Row blocks computed over all the iterations (`VIGIL-STATS`'
+    /// `blocks_run`).
+    pub blocks_run: u64,
     /// FNV-1a 64 of the final grid.
     pub checksum: u64,
 }
@@ -74,6 +77,25 @@ pub struct Grids {
     /// Written by the coordinator between rounds, published like
     /// `iteration`.
     blocks: AtomicUsize,
+    /// Row blocks computed so far, all rounds (a count: Relaxed
+    /// increments, read by [`Grids::report`] after the last round, whose
+    /// hand-offs to the coordinator order every increment before it).
+    blocks_run: AtomicU64,
+}
+
+/// The last grid workload's [`LaplaceReport::blocks_run`] (0: none ran),
+/// for `VIGIL-STATS`. Relaxed: written by the main task before it prints
+/// the statistics.
+static BLOCKS_RUN: AtomicU64 = AtomicU64::new(0);
+
+/// Keeps `report`'s block count for `VIGIL-STATS`.
+pub fn record_blocks_run(report: &LaplaceReport) {
+    BLOCKS_RUN.store(report.blocks_run, Ordering::Relaxed);
+}
+
+/// The last grid workload's row blocks computed (0: none ran).
+pub fn blocks_run() -> u64 {
+    BLOCKS_RUN.load(Ordering::Relaxed)
 }
 
 fn initial_grid(size: usize) -> Vec<AtomicI64> {
@@ -87,6 +109,14 @@ pub fn compute_block(g: &Grids, block: usize) {
     let n = g.size;
     let iteration = g.iteration.load(Ordering::Relaxed);
     let blocks = g.blocks.load(Ordering::Relaxed);
+    // A round whose chunks disagree with its grid split computes a block
+    // that does not exist (more chunks) or leaves rows uncomputed (fewer,
+    // which the checksum sees); the first is caught here.
+    assert!(
+        block < blocks,
+        "row block {block} of a round split into {blocks}: its chunks and its split disagree"
+    );
+    g.blocks_run.fetch_add(1, Ordering::Relaxed);
     let (src, dst) = if iteration % 2 == 0 {
         (&g.a, &g.b)
     } else {
@@ -146,6 +176,7 @@ impl Grids {
             residual_iteration: AtomicU64::new(iterations as u64 - 1),
             residuals: (0..max_blocks).map(|_| AtomicI64::new(0)).collect(),
             blocks: AtomicUsize::new(blocks),
+            blocks_run: AtomicU64::new(0),
         }
     }
 
@@ -178,6 +209,7 @@ impl Grids {
                 .map(|r| r.load(Ordering::Relaxed))
                 .sum(),
             checksum: checksum(last),
+            blocks_run: self.blocks_run.load(Ordering::Relaxed),
         }
     }
 }

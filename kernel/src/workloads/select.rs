@@ -19,6 +19,7 @@ pub fn run(params: &BootParams) -> ExitCode {
                 return ExitCode::BadParameter;
             }
             let (report, plan) = laplace::run(params.size as usize, params.iterations as usize);
+            laplace::record_blocks_run(&report);
             println!("{}", report.result_line(GridWorkload::Laplace));
             print_pool_line(plan);
             ExitCode::Success
@@ -29,6 +30,7 @@ pub fn run(params: &BootParams) -> ExitCode {
                 return ExitCode::BadParameter;
             }
             let report = floor::run(params.size as usize, params.iterations as usize);
+            laplace::record_blocks_run(&report);
             println!("{}", report.result_line(GridWorkload::Floor));
             ExitCode::Success
         }
