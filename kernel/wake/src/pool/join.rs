@@ -1,20 +1,19 @@
 //! [`Worker::join`]: run two closures, the second stealable, and return
 //! both results: the fork-join of rayon's `join`, on the pool's own queues.
 //!
-//! The second closure goes into a slot both sides hold, and the slot onto
-//! the worker's queue as a shared task, whose run *claims* the closure;
-//! the joiner, after running the first closure itself, tries the same
-//! claim. Whoever claims first runs it
+//! The second closure is spawned as a shared job whose body *claims* it
+//! from a slot both sides hold; the joiner, after running the first
+//! closure itself, tries the same claim. Whoever claims first runs it
 //! (the claim, and the joiner's wait for a thief, are
 //! [`JoinState`](crate::JoinState), model-checked in `tests/loom_join.rs`).
 //! So a join never waits for a job that has not started: if no worker stole
 //! the second half, the joiner runs it at once (depth first, like rayon's
-//! join, however far back in its queue the task sits); if another
+//! join, however far back in its queue the spawned job sits); if another
 //! worker claimed it, that worker is running it, and the joiner waits only
-//! for it to finish. A task the joiner's claim beat is taken back off
+//! for it to finish. The spawned job that lost the claim is taken back off
 //! the queue if it is still its newest item (the usual case: the first
-//! half's own joins took theirs back), and otherwise runs later and finds
-//! nothing to do. The pool's order for [`Worker::spawn`] is unchanged: a join is
+//! half's own joins took theirs back), and otherwise runs later as a
+//! no-op. The pool's order for [`Worker::spawn`] is unchanged: a join is
 //! how a job says which spawn it waits for, so that one can run out of
 //! turn without letting a respawning job starve an earlier spawn.
 //!
@@ -34,15 +33,16 @@
 //! takes the pool's lock; its half's task cannot be taken back from there
 //! and runs later, finding the half claimed.
 
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::{self, Thread};
 
-use super::thread_pool::{StolenHalf, Task, Worker};
+use super::thread_pool::{Job, Worker};
 use crate::join_state::{JoinState, JoinerClaim};
 
-/// What the joiner and the queued task share (the task is the slot).
+/// What the joiner and the spawned job share.
 struct JoinSlot<B, RB> {
     /// Who runs the half, and whether it finished ([`JoinState`], the
     /// model-checked part).
@@ -90,19 +90,9 @@ impl<B, RB> JoinSlot<B, RB> {
     }
 }
 
-impl<B, RB> StolenHalf for JoinSlot<B, RB>
-where
-    B: FnOnce(&Worker<'_>) -> RB + Send,
-    RB: Send,
-{
-    fn run_if_unclaimed(&self, worker: &Worker<'_>) {
-        if self.state.thief_claims() {
-            let half = self.take_half();
-            // AssertUnwindSafe: the payload is handed to the joiner, which
-            // resumes it; nothing of the half is used after.
-            self.finish(panic::catch_unwind(AssertUnwindSafe(|| half(worker))));
-        }
-    }
+/// The address of a job's box (a thin pointer, for comparison only).
+fn job_address(job: &Job) -> *const () {
+    core::ptr::from_ref(&**job).cast()
 }
 
 /// Locks `mutex`, through a poisoning: the slot's data is an `Option`
@@ -162,22 +152,32 @@ impl Worker<'_> {
             result: Mutex::new(None),
             joiner: thread::current(),
         });
-        // The queue holds the slot itself: one allocation a join, and the
-        // joiner knows its half again by the pointer (the queue's `Arc`
-        // keeps the slot alive, so no other slot can share its address).
-        let stolen: Arc<dyn StolenHalf> = slot.clone();
-        self.spawn_task(Task::JoinHalf(stolen));
+        let stolen = Arc::clone(&slot);
+        let spawned: Job = Box::new(move |w| {
+            if stolen.state.thief_claims() {
+                let half = stolen.take_half();
+                // AssertUnwindSafe: the payload is handed to the joiner,
+                // which resumes it; nothing of the half is used after.
+                stolen.finish(panic::catch_unwind(AssertUnwindSafe(|| half(w))));
+            }
+        });
+        // The spawned job's identity: its box's address, compared (never
+        // read through) when the joiner takes it back. It names this job
+        // alone while the job is on this worker's queue: the box lives
+        // until the job runs, and the joiner takes it back only after
+        // claiming the half, that is, before any thief ran the job, with no
+        // push of its own in between.
+        let spawned_at = job_address(&spawned);
+        self.spawn_job(spawned);
         // AssertUnwindSafe: on a panic `first` is gone, and the panic goes
         // on from here once the second half is settled.
         let first_result = panic::catch_unwind(AssertUnwindSafe(|| first(self)));
         let claim = slot.state.joiner_claims();
         if claim == JoinerClaim::RunsItself {
-            // The queued task, which would find the half claimed and do
-            // nothing, comes off the queue if it is still the newest there
-            // (the first half's own joins took theirs back).
-            drop(self.take_back_newest(|task| {
-                matches!(task, Task::JoinHalf(half) if core::ptr::addr_eq(Arc::as_ptr(half), Arc::as_ptr(&slot)))
-            }));
+            // The spawned job, which would find the half claimed and do
+            // nothing, comes off the queue unrun if it is still the newest
+            // there (the first half's own joins took theirs back).
+            drop(self.take_back_newest(|job| core::ptr::eq(job_address(job), spawned_at)));
         }
         let first_value = match first_result {
             Ok(value) => value,

@@ -29,24 +29,6 @@ use crate::waker::wake_core;
 /// A unit of work: runs once, on some worker, which it may give more work.
 pub type Job = Box<dyn FnOnce(&Worker<'_>) + Send + 'static>;
 
-/// What the stealable queues hold: a spawned job, or a join's second half
-/// (the join's slot itself, so that a join pushes one allocation and knows
-/// its own half again when it takes it back).
-pub(super) enum Task {
-    /// A job from `spawn`.
-    Job(Job),
-    /// A join's second half ([`StolenHalf`]), run by whoever claims it.
-    JoinHalf(Arc<dyn StolenHalf>),
-}
-
-/// A join's second half as a queue holds it: a worker that picks it up
-/// runs it if the joiner has not claimed it (`join.rs`).
-pub(super) trait StolenHalf: Send + Sync {
-    /// Claims the half and runs it on `worker`, or does nothing if the
-    /// joiner claimed it.
-    fn run_if_unclaimed(&self, worker: &Worker<'_>);
-}
-
 /// What travels through a worker's inbox.
 enum Item {
     /// Private work for this worker.
@@ -136,7 +118,7 @@ struct Shared {
     next_unparked: AtomicUsize,
     cores: Box<[CoreWake<Item>]>,
     lines: Box<[WakeLine]>,
-    steal: Stealable<Task>,
+    steal: Stealable<Job>,
     poll_slots: PollSlots,
     stopping: AtomicBool,
     /// Jobs that panicked so far (a count; Relaxed).
@@ -423,11 +405,11 @@ impl Producer {
     /// Queues a shared job; the work-conserving rule wakes a worker to
     /// search unless one is already on its way for every queued job.
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
-        let task = Task::Job(Box::new(job));
+        let job: Job = Box::new(job);
         // A publisher outside the pool's cores: index `workers`, never
         // chosen to search.
         let outside = self.shared.cores.len();
-        self.shared.steal.publish(outside, [task], |chosen| {
+        self.shared.steal.publish(outside, [job], |chosen| {
             self.shared.submit(chosen, Item::Search, &self.counters);
         });
         if let Some(worker) = self.shared.unparked_for_shared_job() {
@@ -494,20 +476,20 @@ impl Worker<'_> {
     /// order: a thief may run a later spawn before the owner runs an
     /// earlier one.
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
-        self.spawn_task(Task::Job(Box::new(job)));
+        self.spawn_job(Box::new(job));
     }
 
-    /// [`spawn`](Self::spawn), of a task.
-    pub(super) fn spawn_task(&self, task: Task) {
+    /// [`spawn`](Self::spawn), of a boxed job.
+    pub(super) fn spawn_job(&self, job: Job) {
         let mut searcher = self.searcher.borrow_mut();
-        self.shared.steal.push_local(&mut searcher, task, |chosen| {
+        self.shared.steal.push_local(&mut searcher, job, |chosen| {
             self.send(chosen, Item::Search);
         });
     }
 
-    /// Takes back the task this worker spawned last, if it is still the
+    /// Takes back the job this worker spawned last, if it is still the
     /// newest on the worker's own queue and `is_it` says it is the one.
-    pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Task) -> bool) -> Option<Task> {
+    pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Job) -> bool) -> Option<Job> {
         self.shared.steal.take_back_newest(self.index(), is_it)
     }
 
@@ -574,11 +556,11 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
             shared
                 .steal
                 .before_pinned_work(&mut searcher, |chosen| worker.send(chosen, Item::Search));
-            private.pop_front().map(Task::Job)
+            private.pop_front()
         };
         drop((private, searcher));
-        if let Some(task) = next {
-            run_task(task, &worker);
+        if let Some(job) = next {
+            run_job(job, &worker);
             totals.jobs_run += 1;
             continue;
         }
@@ -595,10 +577,9 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
     totals
 }
 
-/// Runs `task`, catching a panic (the pool's panic policy, see
-/// [`ThreadPool`]): the panic is counted and the worker goes on. (A join's
-/// half catches its own: its panic is the join's.)
-fn run_task(task: Task, worker: &Worker<'_>) {
+/// Runs `job`, catching a panic (the pool's panic policy, see
+/// [`ThreadPool`]): the panic is counted and the worker goes on.
+fn run_job(job: Job, worker: &Worker<'_>) {
     // AssertUnwindSafe: the job is consumed by the call, so nothing of it is
     // seen after a panic; what it reaches of the pool through `worker` (the
     // inboxes, the stealable queue) is only changed by pool code that runs
@@ -607,10 +588,6 @@ fn run_task(task: Task, worker: &Worker<'_>) {
     // operations, and the next job sees the pool whole. What the job shares
     // with the rest of the program is the job's own business, as it is
     // for a thread's closure.
-    let job = match task {
-        Task::Job(job) => job,
-        Task::JoinHalf(half) => return half.run_if_unclaimed(worker),
-    };
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| job(worker))) {
         // Relaxed: a count (see `ThreadPool::panicked_jobs`).
         worker.shared.panicked_jobs.fetch_add(1, Relaxed);
