@@ -39,8 +39,8 @@
 //!   worker, so every message crosses workers (seed 001's dispatch);
 //!   rayon and tokio as in `ping-pong` (they cannot address a worker).
 //! * `fork-join`: a binary tree of spawns about J jobs big, each node
-//!   spawning its two children (rayon's tree benchmarks with `spawn`; a
-//!   `join` would block a vigil worker, which has none).
+//!   spawning its two children and returning (rayon's tree benchmarks
+//!   with `spawn`; nobody waits for a child).
 //! * `fork-join-fifo`: the same tree with rayon's `spawn_fifo`, which runs
 //!   a worker's own spawns oldest first as vigil's pool always does (the
 //!   order that lets a job wait for an earlier spawn of its worker); vigil

@@ -1,5 +1,5 @@
 //! `Worker::join` on real threads: a one-worker pool runs a join tree depth
-//! first with no unpark and no task left behind, a join takes back only its
+//! first with no unpark and no job left behind, a join takes back only its
 //! own half, a half another worker runs is waited for and its result
 //! returned, and a panic in either half goes on from the join.
 //!
@@ -80,9 +80,9 @@ fn one_worker_runs_a_join_tree_depth_first_without_an_unpark() {
     let order = received(&mut pool, &finished, "the join tree");
     assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
     let stats = pool.unwrap().shutdown();
-    // The root job alone ran as a task: every join took its half's task
-    // back off the queue (had one stayed, it would have run, finding its
-    // half claimed, and counted).
+    // The root job alone ran: every join took its spawned job back off the
+    // queue (had one stayed, it would have run, finding its half claimed,
+    // and counted).
     assert_eq!(stats.jobs_run, 1, "{stats:?}");
     // No join woke anybody: its pushes went onto the running worker's own
     // queue with nobody registered idle. (A thief's unpark of a parked
@@ -91,7 +91,7 @@ fn one_worker_runs_a_join_tree_depth_first_without_an_unpark() {
     assert_eq!(stats.unparks, 1, "{stats:?}");
 }
 
-/// A join takes back only its own half's task: a plain job its first half
+/// A join takes back only its own half's job: a plain job its first half
 /// spawned, newer on the queue than the half, stays there and runs (one
 /// worker, so nobody steals it first).
 #[test]
@@ -103,8 +103,8 @@ fn a_join_leaves_a_job_its_first_half_spawned_on_the_queue() {
     });
     assert_eq!(received(&mut pool, &finished, "the first half's spawn"), 7);
     let stats = pool.unwrap().shutdown();
-    // The root, the plain job, and the half's task, which stayed (the
-    // plain job was newer) and ran later, finding its half claimed.
+    // The root, the plain job, and the half's spawned job, which stayed
+    // (the plain job was newer) and ran later, finding its half claimed.
     assert_eq!(stats.jobs_run, 3, "{stats:?}");
 }
 

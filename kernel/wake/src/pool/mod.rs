@@ -15,6 +15,11 @@
 //!   a time (its search wake is a private item of the woken worker, so it
 //!   cannot be lost for any reason a private wake cannot).
 //!
+//! * **A fork-join** ([`Worker::join`]) spawns its second half and runs the
+//!   first; the joiner then runs the second itself if nobody started it,
+//!   else waits parked for the worker that did (`join.rs`, on the
+//!   model-checked [`JoinState`](crate::JoinState)).
+//!
 //! * **A job that panics** is caught and counted, and its worker goes on
 //!   (see [`ThreadPool`]); **shutdown** cannot hang on a worker that had
 //!   not parked yet (the fences in `ThreadPool::stop`).
