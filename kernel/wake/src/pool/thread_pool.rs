@@ -480,6 +480,7 @@ impl Worker<'_> {
     }
 
     /// [`spawn`](Self::spawn), of a boxed job.
+    #[inline]
     pub(super) fn spawn_job(&self, job: Job) {
         let mut searcher = self.searcher.borrow_mut();
         self.shared.steal.push_local(&mut searcher, job, |chosen| {
