@@ -9,32 +9,17 @@
 
 #![cfg(not(loom))]
 
+mod deliberate_panic;
+
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use deliberate_panic::{DeliberatePanic, quiet_deliberate_panics};
 use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
 
 /// Generous: only a hang gets near it.
 const HANG_GUARD: Duration = Duration::from_secs(60);
-
-/// The payload of the tests' own panics.
-struct DeliberatePanic(&'static str);
-
-/// Keeps the deliberate panics off stderr; any other panic goes to the
-/// hook that was there before.
-fn quiet_deliberate_panics() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !info.payload().is::<DeliberatePanic>() {
-                previous(info);
-            }
-        }));
-    });
-}
 
 /// The next message from `finished`, or a failure naming `what` if none
 /// comes within [`HANG_GUARD`]: the pool is leaked then, not stopped (its

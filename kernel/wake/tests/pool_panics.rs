@@ -12,34 +12,19 @@
 
 #![cfg(not(loom))]
 
+mod deliberate_panic;
+
 use std::panic;
 use std::sync::Arc;
-use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
+use deliberate_panic::{DeliberatePanic, quiet_deliberate_panics};
 use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
 
 /// Generous: only a hang gets near it.
 const HANG_GUARD: Duration = Duration::from_secs(60);
-
-/// The payload of the tests' own panics.
-struct DeliberatePanic;
-
-/// Keeps the deliberate panics off stderr (a thousand messages); any other
-/// panic goes to the hook that was there before.
-fn quiet_deliberate_panics() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !info.payload().is::<DeliberatePanic>() {
-                previous(info);
-            }
-        }));
-    });
-}
 
 /// What the non-panicking jobs report.
 #[derive(Clone)]
@@ -72,7 +57,7 @@ impl Done {
         move |w| {
             w.submit(w.index(), done.job());
             w.spawn(done.job());
-            panic::panic_any(DeliberatePanic);
+            panic::panic_any(DeliberatePanic("job"));
         }
     }
 }
@@ -144,7 +129,7 @@ fn a_panicked_job_is_counted_and_the_worker_goes_on() {
     let pool = ThreadPool::new(PoolConfig::new(WORKERS));
     all_asleep_within_guard(&pool);
     let (ran_on, ran) = mpsc::channel();
-    pool.submit(0, |_| panic::panic_any(DeliberatePanic));
+    pool.submit(0, |_| panic::panic_any(DeliberatePanic("job")));
     let after_panic = ran_on.clone();
     pool.submit(0, move |w| after_panic.send(w.index()).unwrap());
     assert_eq!(ran.recv_timeout(HANG_GUARD), Ok(0));
