@@ -677,7 +677,12 @@ fn tokio_join_tree(
         black_box(work());
         let second = tokio::spawn(tokio_join_tree(depth - 1, Arc::clone(&done)));
         tokio_join_tree(depth - 1, done).await;
-        second.await.expect("a join-tree task panicked");
+        // The last leaf ends the timing, and the runtime's shutdown then
+        // cancels the tasks still awaiting their second child: not an
+        // error; a panicking child is.
+        if let Err(error) = second.await {
+            assert!(error.is_cancelled(), "a join-tree task panicked: {error}");
+        }
     })
 }
 

@@ -34,9 +34,9 @@
 //!   `FINISHED` is an Acquire (the registration's failure, the wait's
 //!   load, and the reload after a claim that read `FINISHED` Relaxed).
 //!
-//! The claims are Relaxed: the claimed half travels with the claim's winner
-//! (the joiner's own closure, or the spawned job's, whose hand-over the
-//! pool's queues order), and nothing else is published through them.
+//! The claims are Relaxed: the winner takes the half out of the slot
+//! under the slot's own lock (the pool's `JoinSlot`), which hands it over,
+//! and nothing else is published through them.
 //!
 //! The loom model (`tests/loom_join.rs`) checks the four guarantees, and
 //! the mutation run (`cargo xtask mutants`) breaks each pair.

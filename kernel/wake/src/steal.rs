@@ -490,15 +490,17 @@ pub enum Glance {
     /// One item and no other: alone on another core's own queue, and that
     /// core is running (a core registered idle has emptied its own queue),
     /// so it is most likely the item that core pops next. `added` (the
-    /// items ever added to its queue) tells this item from a later lone
-    /// one, as a hint: the two loads are Relaxed and unordered, so a glance
-    /// may pair a length with an older count, and then a worker counting
+    /// items added to its queue, less those its owner took back) tells
+    /// this item from a later lone one, as a hint: the two loads are
+    /// Relaxed and unordered, so a glance may pair a length with an older
+    /// count; and an item pushed, taken back and followed by another lone
+    /// one gives the second the first's count. Either way a worker counting
     /// sightings of one item steals it a few glances early.
     Lone {
         /// The queue's owner.
         core: usize,
-        /// Items ever added to the queue (see `LocalQueue::added`), read
-        /// just after its length.
+        /// Items added to the queue less those taken back (see
+        /// `LocalQueue::added`), read just after its length.
         added: u64,
     },
     /// Look now: the shared queue holds items, or the core's own queue, or
@@ -1536,6 +1538,28 @@ mod tests {
         assert_eq!(pool.take(&mut core_1, |_| panic!("no wake")), None);
         let counts = pool.snapshot();
         assert_eq!((counts.queued, counts.idle, counts.over_chosen), (0, 2, 0));
+    }
+
+    #[test]
+    fn a_take_back_takes_only_the_newest_item_it_names_and_un_counts_it() {
+        let pool = Stealable::with_local_queues(2);
+        let mut core_0 = Searcher::new(0);
+        let core_1 = Searcher::new(1);
+        assert_eq!(push_local(&pool, &mut core_0, 7), []);
+        let lone = pool.glance(&core_1);
+        assert_eq!(lone, Glance::Lone { core: 0, added: 1 });
+        assert_eq!(push_local(&pool, &mut core_0, 8), []);
+        // Not the newest: nothing taken.
+        assert_eq!(pool.take_back_newest(0, |item| *item == 7), None);
+        // The newest, named: taken, and the lone item left looks as it did
+        // before the push (same count), not as a new one.
+        assert_eq!(pool.take_back_newest(0, |item| *item == 8), Some(8));
+        assert_eq!(pool.glance(&core_1), lone);
+        // Another core's queue, or an empty one: nothing.
+        assert_eq!(pool.take_back_newest(1, |_| true), None);
+        assert_eq!(pool.take(&mut core_0, |_| panic!("no wake")), Some(7));
+        assert_eq!(pool.take_back_newest(0, |_| true), None);
+        assert_eq!(pool.snapshot().queued, 0);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 #![cfg(not(loom))]
 
+#[path = "support/deliberate_panic.rs"]
 mod deliberate_panic;
 
 use std::panic::{self, AssertUnwindSafe};

@@ -12,6 +12,7 @@
 
 #![cfg(not(loom))]
 
+#[path = "support/deliberate_panic.rs"]
 mod deliberate_panic;
 
 use std::panic;

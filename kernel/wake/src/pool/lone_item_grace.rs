@@ -52,8 +52,8 @@ pub(super) struct LoneItemGrace {
     /// Glances of nothing left before the worker looks (set at each sight
     /// of a lone item).
     patience: u32,
-    /// The lone item seen last (its queue's owner and items added), and
-    /// for how many glances in a row.
+    /// The lone item seen last (its queue's owner and its `added` count),
+    /// and for how many glances in a row.
     seen: Option<(usize, u64)>,
     same_for: u32,
 }
