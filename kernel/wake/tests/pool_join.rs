@@ -71,9 +71,8 @@ fn one_worker_runs_a_join_tree_depth_first_without_an_unpark() {
     // and counted).
     assert_eq!(stats.jobs_run, 1, "{stats:?}");
     // No join woke anybody: its pushes went onto the running worker's own
-    // queue with nobody registered idle. (A thief's unpark of a parked
-    // joiner is a `Thread::unpark` of the join's own, which the pool does
-    // not count; one worker has no thief.)
+    // queue with nobody registered idle, and no joiner parked (one worker
+    // has no thief to unpark it; that unpark would be counted here).
     assert_eq!(stats.unparks, 1, "{stats:?}");
 }
 

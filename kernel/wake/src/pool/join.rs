@@ -42,7 +42,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::thread::{self, Thread};
+use std::thread;
 
 use super::thread_pool::{Job, Worker};
 use crate::join_state::{JoinState, JoinerClaim};
@@ -57,8 +57,9 @@ struct JoinSlot<B, RB> {
     /// Its result once a thief ran it: a value or a panic's payload,
     /// stored before [`JoinState::finish`].
     result: Mutex<Option<thread::Result<RB>>>,
-    /// The joiner's thread, unparked if it parked.
-    joiner: Thread,
+    /// The joiner's worker, unparked (through the pool's wake line, so the
+    /// unpark is counted) if it parked.
+    joiner: usize,
 }
 
 impl<B, RB> JoinSlot<B, RB> {
@@ -71,10 +72,10 @@ impl<B, RB> JoinSlot<B, RB> {
 
     /// The thief's end: stores the result, then marks the half finished
     /// and unparks the joiner if it parked.
-    fn finish(&self, result: thread::Result<RB>) {
+    fn finish(&self, result: thread::Result<RB>, thief: &Worker<'_>) {
         *lock(&self.result) = Some(result);
         if self.state.finish() {
-            self.joiner.unpark();
+            thief.unpark_joiner(self.joiner);
         }
     }
 
@@ -155,7 +156,7 @@ impl Worker<'_> {
             state: JoinState::new(),
             half: Mutex::new(Some(second)),
             result: Mutex::new(None),
-            joiner: thread::current(),
+            joiner: self.index(),
         });
         let stolen = Arc::clone(&slot);
         let spawned: Job = Box::new(move |w| {
@@ -163,7 +164,7 @@ impl Worker<'_> {
                 let half = stolen.take_half();
                 // AssertUnwindSafe: the payload is handed to the joiner,
                 // which resumes it; nothing of the half is used after.
-                stolen.finish(panic::catch_unwind(AssertUnwindSafe(|| half(w))));
+                stolen.finish(panic::catch_unwind(AssertUnwindSafe(|| half(w))), w);
             }
         });
         // The spawned job's identity: its box's address, compared (never

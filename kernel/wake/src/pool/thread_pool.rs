@@ -97,7 +97,8 @@ pub struct PoolStats {
     pub panicked_jobs: u64,
     /// Wakes the senders sent (each one `Thread::unpark` of a worker).
     pub wakes_sent: u64,
-    /// Every `Thread::unpark` the pool made (wakes, probes, stopping aside).
+    /// Every `Thread::unpark` the pool made (wakes, probes, a thief's
+    /// unpark of a parked joiner; stopping aside).
     pub unparks: u64,
     /// The sleepers' side: sleeps that ended on a latched wake.
     pub wakes_taken: u64,
@@ -492,6 +493,12 @@ impl Worker<'_> {
     /// newest on the worker's own queue and `is_it` says it is the one.
     pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Job) -> bool) -> Option<Job> {
         self.shared.steal.take_back_newest(self.index(), is_it)
+    }
+
+    /// Unparks worker `joiner`, parked in a join whose second half this
+    /// worker finished (counted in [`PoolStats::unparks`]).
+    pub(super) fn unpark_joiner(&self, joiner: usize) {
+        self.shared.lines[joiner].unpark_joiner();
     }
 
     fn send(&self, target: usize, item: Item) {

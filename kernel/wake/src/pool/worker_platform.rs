@@ -109,6 +109,18 @@ impl WakeLine {
         self.unparks.load(Relaxed)
     }
 
+    /// Unparks the worker parked in a join (`join.rs`) whose second half
+    /// another worker just finished; counted with the other unparks. No
+    /// latch and no fence: the joiner is running a job, so it registered
+    /// long before (the join's own state carries the wait's condition).
+    pub(crate) fn unpark_joiner(&self) {
+        // Relaxed: a count for statistics.
+        self.unparks.fetch_add(1, Relaxed);
+        if let Some(thread) = self.thread.get() {
+            thread.unpark();
+        }
+    }
+
     /// Unparks the worker without latching anything (the pool stopping).
     pub(crate) fn nudge(&self) {
         if let Some(thread) = self.thread.get() {
