@@ -169,16 +169,16 @@ impl Worker<'_> {
         });
         // The spawned job's identity: its box's address, compared (never
         // read through) when the joiner takes it back, which it does only
-        // right after its own claim won. A queued job is freed only by
-        // running it (or with the pool), and its run claims first: so at
-        // the claim the box was alive, and every item on this worker's
-        // queue then, older or newer, was alive beside it at another
-        // address. A thief may run and free the job after the claim, but
-        // only this worker pushes onto its queue, and it pushes nothing
-        // between the claim and the take-back (thieves move what they
-        // steal onto their own queues). So an item on its queue at this
-        // address is this job. (A zero-sized box would share addresses;
-        // this one holds an `Arc`.)
+        // right after its own claim won. A queued job is freed only when
+        // it runs, when its own join takes it back, or with the pool, and
+        // its run claims first: so at the claim the box was alive, and
+        // every item on this worker's queue then, older or newer, was
+        // alive beside it at another address. A thief may run and free the
+        // job after the claim, but only this worker pushes onto its queue,
+        // and it pushes nothing between the claim and the take-back
+        // (thieves move what they steal onto their own queues). So an item
+        // on its queue at this address is this job. (A zero-sized box
+        // would share addresses; this one holds an `Arc`.)
         let spawned_at = job_address(&spawned);
         self.spawn_job(spawned);
         // AssertUnwindSafe: on a panic `first` is gone, and the panic goes
