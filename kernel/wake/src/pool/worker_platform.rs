@@ -111,8 +111,11 @@ impl WakeLine {
 
     /// Unparks the worker parked in a join (`join.rs`) whose second half
     /// another worker just finished; counted with the other unparks. No
-    /// latch and no fence: the joiner is running a job, so it registered
-    /// long before (the join's own state carries the wait's condition).
+    /// latch and no fence: the join's own state carries the wait's
+    /// condition, and this `get` sees the registration, which the joiner
+    /// made before it ran any job: the spawned half reached the thief
+    /// through a queue's lock after the joiner pushed it, and that lock's
+    /// unlock / lock pair orders the registration before this read.
     pub(crate) fn unpark_joiner(&self) {
         // Relaxed: a count for statistics.
         self.unparks.fetch_add(1, Relaxed);
