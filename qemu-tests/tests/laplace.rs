@@ -1,6 +1,7 @@
 //! The Laplace workload computes what the host computes, bit for bit.
 
 use qemu_tests::{boot, describe};
+use vigil_proto::stats_line::HostStats;
 use xtask::Verdict;
 use xtask::guest::vigil_stats::VigilStats;
 
@@ -97,8 +98,7 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             "{trial}: the rounds after the trial run the count it kept\n{}",
             describe(&outcome)
         );
-        // The first two iterations run on one core, one block each.
-        let (iterations, alone) = (200, 2);
+        let iterations = 200;
         if trial == "trial=off" {
             assert_eq!(
                 (
@@ -112,7 +112,7 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             );
             assert_eq!(
                 host.blocks_run,
-                alone + (iterations - alone) * host.plan_chunks,
+                expected_blocks(host, None, iterations),
                 "trial=off: every pool round ran the plan's count: {host:?}"
             );
             continue;
@@ -132,15 +132,61 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
         let Some(trial_line) = trial_line else {
             panic!("{trial}: no `round trial:` line\n{}", describe(&outcome));
         };
-        let rounds_each = rounds_each(trial_line);
         assert_eq!(
             host.blocks_run,
-            alone
-                + rounds_each * (host.trial_planned_chunks + host.trial_tried_chunks)
-                + (iterations - alone - 2 * rounds_each) * host.plan_chunks,
-            "{trial}: {rounds_each} rounds at each count, then the kept count: {host:?}\n{trial_line}"
+            expected_blocks(host, Some(trial_line), iterations),
+            "{trial}: the trial's rounds at each count, then the kept count: {host:?}\n{trial_line}"
         );
     }
+}
+
+/// The default plan (`trial=auto`, the parallelism measured) end to end:
+/// whether the trial runs depends on the host's timing, but either way the
+/// row blocks computed add up to what the plan, or the trial's rounds and
+/// the count it kept, say, and the result is the host's.
+#[test]
+fn the_default_plan_runs_the_blocks_its_plan_or_trial_says() {
+    let iterations = 200;
+    let params = ["workload=laplace", "size=24", "iterations=200"];
+    let outcome = boot(4, LAPLACE_TIMEOUT_S, &params);
+    assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
+    let [check] = outcome.checksum_checks.as_slice() else {
+        panic!("expected one checked result line\n{}", describe(&outcome));
+    };
+    assert!(
+        check.matches(),
+        "{}\n{}",
+        check.describe(),
+        describe(&outcome)
+    );
+    let stats = VigilStats::find_in(&outcome.serial)
+        .expect("a VIGIL-STATS line")
+        .expect("a VIGIL-STATS line that parses");
+    let host = &stats.host;
+    let trial_line = outcome
+        .serial
+        .lines()
+        .find(|line| line.contains("round trial:"));
+    assert_eq!(
+        host.blocks_run,
+        expected_blocks(host, trial_line, iterations),
+        "default plan: {host:?}\n{trial_line:?}"
+    );
+}
+
+/// The row blocks a Laplace run of `iterations` computes: the first two
+/// iterations on one core, one block each; then, if a trial ran (its
+/// line), its rounds at each of its two counts and the rest at the count
+/// it kept, else every round at the plan's count.
+fn expected_blocks(host: &HostStats, trial_line: Option<&str>, iterations: u64) -> u64 {
+    let alone = 2;
+    let Some(trial_line) = trial_line else {
+        return alone + (iterations - alone) * host.plan_chunks;
+    };
+    let rounds_each = rounds_each(trial_line);
+    alone
+        + rounds_each * (host.trial_planned_chunks + host.trial_tried_chunks)
+        + (iterations - alone - 2 * rounds_each) * host.plan_chunks
 }
 
 /// The trial's rounds at each count, from its line: `round trial: ...
