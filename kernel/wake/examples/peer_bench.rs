@@ -61,7 +61,8 @@
 //!   floor.
 //!
 //! "unparks/job" is vigil's count of `Thread::unpark` calls (wakes,
-//! probes; `PoolStats::unparks`) per job; rayon and tokio do not count
+//! probes, a joiner's unpark by the worker that ran its half;
+//! `PoolStats::unparks`) per job; rayon and tokio do not count
 //! theirs.
 
 use std::fmt::Write as _;

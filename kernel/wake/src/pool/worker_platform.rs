@@ -39,7 +39,8 @@ pub(crate) struct WakeLine {
     probe: AtomicBool,
     /// Wakes sent to this worker (each an unpark), counted by the senders.
     sent: AtomicU64,
-    /// Every `Thread::unpark` call made for this worker (wakes and probes).
+    /// Every `Thread::unpark` call made for this worker (wakes, probes, and
+    /// a thief's unpark of it parked in a join).
     unparks: AtomicU64,
     /// Wakes the worker took, counted by the worker (the sleeper's side).
     taken: AtomicU64,
@@ -114,8 +115,9 @@ impl WakeLine {
     /// latch and no fence: the join's own state carries the wait's
     /// condition, and this `get` sees the registration, which the joiner
     /// made before it ran any job: the spawned half reached the thief
-    /// through a queue's lock after the joiner pushed it, and that lock's
-    /// unlock / lock pair orders the registration before this read.
+    /// through the pool's queues after the joiner pushed it, and that
+    /// hand-off (a queue's unlock / lock pair today) orders the
+    /// registration before this read.
     pub(crate) fn unpark_joiner(&self) {
         // Relaxed: a count for statistics.
         self.unparks.fetch_add(1, Relaxed);
