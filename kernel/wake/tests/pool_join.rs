@@ -1,7 +1,8 @@
-//! `Worker::join` on real threads: a one-worker pool runs a join tree depth
-//! first with no unpark and no job left behind, a join takes back only its
-//! own half, a half another worker runs is waited for and its result
-//! returned, and a panic in either half goes on from the join.
+//! `Worker::join` on real threads: a one-worker pool runs a join tree in
+//! place; a joiner with no thief runs every spawned half itself, depth
+//! first, with no unpark and no job left behind; a join takes back only
+//! its own half; a half another worker runs is waited for and its result
+//! returned; and a panic in either half goes on from the join.
 //!
 //! Its own test binary: the panic hook that keeps the deliberate panics
 //! quiet is process-wide. Every wait is for a message; the timeout
@@ -13,7 +14,7 @@
 mod deliberate_panic;
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 use deliberate_panic::{DeliberatePanic, quiet_deliberate_panics};
@@ -27,9 +28,12 @@ const HANG_GUARD: Duration = Duration::from_secs(60);
 /// stop would wait for the hung job for good, and the test would hang
 /// instead of failing).
 fn received<T>(pool: &mut Option<ThreadPool>, finished: &Receiver<T>, what: &str) -> T {
-    finished.recv_timeout(HANG_GUARD).unwrap_or_else(|_| {
+    finished.recv_timeout(HANG_GUARD).unwrap_or_else(|error| {
         std::mem::forget(pool.take());
-        panic!("{what} hung")
+        match error {
+            RecvTimeoutError::Timeout => panic!("{what} hung"),
+            RecvTimeoutError::Disconnected => panic!("{what} was dropped unrun"),
+        }
     })
 }
 
@@ -39,58 +43,126 @@ fn wait_until_all_asleep(pool: &ThreadPool) {
     }
 }
 
-/// The leaves of a join tree over `from..to`, in the order they ran.
-fn leaves(w: &Worker<'_>, from: u32, to: u32) -> Vec<u32> {
-    if to - from == 1 {
-        return vec![from];
-    }
-    let middle = from + (to - from) / 2;
-    let (mut low, high) = w.join(|w| leaves(w, from, middle), move |w| leaves(w, middle, to));
-    low.extend(high);
-    low
+/// A two-worker pool whose worker 1 runs a job that holds it until
+/// `release` is sent (or [`HANG_GUARD`] passes): worker 0's joins spawn
+/// their halves (a one-worker pool would run them in place) and nobody
+/// steals them. Both workers were asleep before the hold: the hold's wake
+/// is the pool's only unpark so far.
+struct HeldPool {
+    pool: Option<ThreadPool>,
+    release: Sender<()>,
 }
 
-/// One worker: nobody can steal a half, so the joiner runs every second
-/// half itself, at once, depth first (each leaf in order), and never waits;
-/// the only unpark is the one that woke the worker for the tree. A join
-/// that waited for its spawned half to come round in the queue would hang
-/// here: the worker is the one that would run it.
+impl HeldPool {
+    fn new() -> Self {
+        let pool = ThreadPool::new(PoolConfig::new(2));
+        wait_until_all_asleep(&pool);
+        let (release, released) = mpsc::channel();
+        let (holding, is_holding) = mpsc::channel();
+        pool.submit(1, move |_| {
+            holding.send(()).unwrap();
+            let _ = released.recv_timeout(HANG_GUARD);
+        });
+        is_holding
+            .recv_timeout(HANG_GUARD)
+            .expect("worker 1 never ran the job that holds it");
+        Self {
+            pool: Some(pool),
+            release,
+        }
+    }
+
+    /// Lets worker 1 go and stops the pool.
+    fn shutdown(self) -> vigil_wake::pool::PoolStats {
+        self.release.send(()).unwrap();
+        self.pool.unwrap().shutdown()
+    }
+}
+
+/// A join tree over `from..to`: each leaf sends its number to `ran` as it
+/// runs, so the receiver reads the leaves in the order they ran.
+fn leaves(w: &Worker<'_>, from: u32, to: u32, ran: &Sender<u32>) {
+    if to - from == 1 {
+        ran.send(from).unwrap();
+        return;
+    }
+    let middle = from + (to - from) / 2;
+    let second = ran.clone();
+    w.join(
+        |w| leaves(w, from, middle, ran),
+        move |w| leaves(w, middle, to, &second),
+    );
+}
+
+/// Runs a join tree of [`LEAVES`] leaves as one job of `pool`: the leaves
+/// in the order they ran.
+fn run_tree(pool: &mut Option<ThreadPool>) -> Vec<u32> {
+    let (ran, leaves_ran) = mpsc::channel();
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        leaves(w, 0, LEAVES, &ran);
+        done.send(()).unwrap();
+    });
+    received(pool, &finished, "the join tree");
+    leaves_ran.try_iter().collect()
+}
+
+const LEAVES: u32 = 1024;
+
+/// One worker: nothing is spawned, both halves run in place, depth first
+/// (each leaf in order); the only unpark is the one that woke the worker
+/// for the tree, and the only job the tree's root.
 #[test]
-fn one_worker_runs_a_join_tree_depth_first_without_an_unpark() {
-    const LEAVES: u32 = 1024;
+fn one_worker_runs_a_join_tree_in_place() {
     let mut pool = Some(ThreadPool::new(PoolConfig::new(1)));
     let one = pool.as_ref().unwrap();
     wait_until_all_asleep(one);
-    let (done, finished) = mpsc::channel();
-    one.spawn(move |w| done.send(leaves(w, 0, LEAVES)).unwrap());
-    let order = received(&mut pool, &finished, "the join tree");
+    let order = run_tree(&mut pool);
     assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
     let stats = pool.unwrap().shutdown();
-    // The root job alone ran: every join took its spawned job back off the
-    // queue (had one stayed, it would have run, finding its half claimed,
-    // and counted).
     assert_eq!(stats.jobs_run, 1, "{stats:?}");
-    // No join woke anybody: its pushes went onto the running worker's own
-    // queue with nobody registered idle, and no joiner parked (one worker
-    // has no thief to unpark it; that unpark would be counted here).
     assert_eq!(stats.unparks, 1, "{stats:?}");
 }
 
+/// A joiner with no thief (the other worker held): it runs every second
+/// half itself, at once, depth first (each leaf in order), and never waits.
+/// A join that waited for its spawned half to come round in the queue
+/// would hang here: the joiner is the only worker that would run it.
+#[test]
+fn a_joiner_with_no_thief_runs_a_join_tree_depth_first_without_an_unpark() {
+    let mut held = HeldPool::new();
+    let order = run_tree(&mut held.pool);
+    assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
+    let stats = held.shutdown();
+    // The hold and the root alone ran: every join took its spawned job
+    // back off the queue (had one stayed, it would have run, finding its
+    // half claimed, and counted).
+    assert_eq!(stats.jobs_run, 2, "{stats:?}");
+    // No join woke anybody: its pushes went onto the running worker's own
+    // queue with the only other worker busy, and no joiner parked (that
+    // unpark would be counted here). The two: the hold's, the root's.
+    assert_eq!(stats.unparks, 2, "{stats:?}");
+}
+
 /// A join takes back only its own half's job: a plain job its first half
-/// spawned, newer on the queue than the half, stays there and runs (one
-/// worker, so nobody steals it first).
+/// spawned, newer on the queue than the half, stays there and runs (the
+/// other worker held, so nobody steals it first).
 #[test]
 fn a_join_leaves_a_job_its_first_half_spawned_on_the_queue() {
-    let mut pool = Some(ThreadPool::new(PoolConfig::new(1)));
+    let mut held = HeldPool::new();
     let (done, finished) = mpsc::channel();
-    pool.as_ref().unwrap().spawn(move |w| {
+    held.pool.as_ref().unwrap().spawn(move |w| {
         let ((), ()) = w.join(move |w| w.spawn(move |_| done.send(7).unwrap()), |_| ());
     });
-    assert_eq!(received(&mut pool, &finished, "the first half's spawn"), 7);
-    let stats = pool.unwrap().shutdown();
-    // The root, the plain job, and the half's spawned job, which stayed
-    // (the plain job was newer) and ran later, finding its half claimed.
-    assert_eq!(stats.jobs_run, 3, "{stats:?}");
+    assert_eq!(
+        received(&mut held.pool, &finished, "the first half's spawn"),
+        7
+    );
+    let stats = held.shutdown();
+    // The hold, the root, the plain job, and the half's spawned job, which
+    // stayed (the plain job was newer) and ran before it (oldest first),
+    // finding its half claimed.
+    assert_eq!(stats.jobs_run, 4, "{stats:?}");
 }
 
 /// A half another worker started is waited for, and its result is the
@@ -153,27 +225,37 @@ fn join_panic(
     received(pool, &finished, "the join")
 }
 
-/// A panic in either half goes on from the join, whoever ran the half: the
-/// first half's own; the second's, run here (one worker) or by a thief (two
-/// workers, the first half waiting until it started); the first's when
-/// both panic, after the thief's half is done. None counts as a panicked
-/// job of the pool: each was caught where the join was called.
-#[test]
-fn a_panic_in_either_half_goes_on_from_the_join() {
-    quiet_deliberate_panics();
-    let mut one = Some(ThreadPool::new(PoolConfig::new(1)));
-    let first = join_panic(&mut one, |w| {
+/// The first half's panic and the second's, run where the join is: in
+/// place (`pool` of one worker) or taken back (the other worker held).
+fn panics_run_here(pool: &mut Option<ThreadPool>) {
+    let first = join_panic(pool, |w| {
         let _ = w.join(|_| panic::panic_any(DeliberatePanic("first")), |_| 1);
     });
     assert_eq!(first, Some("first"));
-    let second_here = join_panic(&mut one, |w| {
+    let second_here = join_panic(pool, |w| {
         let _ = w.join(
             |_| 1,
             |_| -> u32 { panic::panic_any(DeliberatePanic("second")) },
         );
     });
     assert_eq!(second_here, Some("second"));
+}
+
+/// A panic in either half goes on from the join, whoever ran the half: the
+/// first half's own; the second's, run here (one worker, or two with the
+/// other held) or by a thief (two workers, the first half waiting until it
+/// started); the first's when both panic, after the thief's half is done.
+/// None counts as a panicked job of the pool: each was caught where the
+/// join was called.
+#[test]
+fn a_panic_in_either_half_goes_on_from_the_join() {
+    quiet_deliberate_panics();
+    let mut one = Some(ThreadPool::new(PoolConfig::new(1)));
+    panics_run_here(&mut one);
     assert_eq!(one.unwrap().shutdown().panicked_jobs, 0);
+    let mut held = HeldPool::new();
+    panics_run_here(&mut held.pool);
+    assert_eq!(held.shutdown().panicked_jobs, 0);
 
     let mut two = Some(ThreadPool::new(PoolConfig::new(2)));
     for both in [false, true] {

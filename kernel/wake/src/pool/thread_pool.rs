@@ -489,6 +489,11 @@ impl Worker<'_> {
         });
     }
 
+    /// How many workers the pool has.
+    pub(super) fn pool_workers(&self) -> usize {
+        self.shared.cores.len()
+    }
+
     /// Takes back the job this worker spawned last, if it is still the
     /// newest on the worker's own queue and `is_it` says it is the one.
     pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Job) -> bool) -> Option<Job> {
