@@ -4,8 +4,14 @@
 //!
 //! ```text
 //! cargo run -p vigil-wake --release --example peer_bench -- \
-//!     [--repeats N] [--jobs J] [--workers 1,2,4,8] [--idle-ms MS] [--only SHAPE,...]
+//!     [--repeats N] [--jobs J] [--workers 1,2,4,8] [--idle-ms MS] [--only SHAPE,...] \
+//!     [--json PATH]
 //! ```
+//!
+//! `--json PATH` also writes every sample of the run there (each repeat's
+//! value per pool and cell, and vigil's unparks per job), for `cargo xtask
+//! peer-bench`, which runs this example several times and writes the
+//! README's tables and plot from those files.
 //!
 //! Every cell (a shape at a worker count) runs each pool once per repeat,
 //! the pools in a rotating order, a fresh pool each time (built and stopped
@@ -763,6 +769,41 @@ fn wait_for_threads(threads: usize) {
     }
 }
 
+/// One cell's samples as a JSON object (written by hand: the names are
+/// this file's own, plain ASCII, and the values finite numbers, so nothing
+/// needs escaping, and the wake crate's dev-dependencies stay the peers it
+/// measures).
+fn cell_json(shape: Shape, workers: usize, pools: &[Pool], samples: &[Vec<Sample>]) -> String {
+    let list = |values: &mut dyn Iterator<Item = f64>| -> String {
+        values
+            .map(|v| format!("{v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let per_pool: Vec<String> = pools
+        .iter()
+        .zip(samples)
+        .map(|(pool, samples)| {
+            format!(
+                "\"{}\": [{}]",
+                pool.name(),
+                list(&mut samples.iter().map(|s| s.value))
+            )
+        })
+        .collect();
+    let unparks = list(&mut samples[0].iter().filter_map(|s| s.unparks_per_job));
+    format!(
+        "  {{\"shape\": \"{}\", \"workers\": {workers}, \"unit\": \"{}\", \"samples\": {{{}}}, \"vigil_unparks_per_job\": [{unparks}]}}",
+        shape.name(),
+        if shape.idle_period().is_some() {
+            "cpu_s_per_wall_s"
+        } else {
+            "ns_per_job"
+        },
+        per_pool.join(", ")
+    )
+}
+
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
@@ -779,11 +820,12 @@ struct Args {
     workers: Vec<usize>,
     idle: Duration,
     shapes: Vec<Shape>,
+    json: Option<std::path::PathBuf>,
 }
 
 fn fail(message: &str) -> ! {
     eprintln!(
-        "peer_bench: {message}\nusage: peer_bench [--repeats N] [--jobs J] [--workers 1,2,4,8] [--idle-ms MS] [--only SHAPE,...]"
+        "peer_bench: {message}\nusage: peer_bench [--repeats N] [--jobs J] [--workers 1,2,4,8] [--idle-ms MS] [--only SHAPE,...] [--json PATH]"
     );
     std::process::exit(2);
 }
@@ -804,6 +846,7 @@ fn parse_args() -> Args {
         workers: vec![1, 2, 4, 8],
         idle: Duration::from_millis(1000),
         shapes: SHAPES.to_vec(),
+        json: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -841,6 +884,7 @@ fn parse_args() -> Args {
                     })
                     .collect();
             }
+            "--json" => args.json = Some(value("--json").into()),
             other => fail(&format!("unknown argument `{other}`")),
         }
     }
@@ -865,6 +909,7 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut rotation = 0;
+    let mut cells_json = Vec::new();
     for &shape in &args.shapes {
         let idle = shape.idle_period().is_some();
         for &workers in &args.workers {
@@ -888,6 +933,7 @@ fn main() {
                     samples[i].push(run(shape, pools[i], workers, args.jobs, args.idle));
                 }
             }
+            cells_json.push(cell_json(shape, workers, &pools, &samples));
             let cell = |i: usize| -> (f64, String) {
                 let mut values: Vec<f64> = samples[i].iter().map(|s| s.value).collect();
                 let med = median(&mut values);
@@ -928,6 +974,19 @@ fn main() {
                 );
             }
             println!("{row}");
+        }
+    }
+    if let Some(path) = &args.json {
+        let json = format!(
+            "{{\"repeats\": {}, \"jobs\": {}, \"idle_ms\": {}, \"host_cores\": {host_cores}, \"cells\": [\n{}\n]}}\n",
+            args.repeats,
+            args.jobs,
+            args.idle.as_millis(),
+            cells_json.join(",\n")
+        );
+        if let Err(error) = std::fs::write(path, json) {
+            eprintln!("peer_bench: cannot write {}: {error}", path.display());
+            std::process::exit(1);
         }
     }
     println!();
