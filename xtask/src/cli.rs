@@ -41,6 +41,11 @@ pub enum Command {
     Stress(StressArgs),
     /// Compare the wake policies: Laplace time, IPIs, wake latency, idle cost.
     Bench(BenchArgs),
+    /// Run the wake crate's pool against rayon and tokio
+    /// (kernel/wake/examples/peer_bench.rs, no QEMU) several times, and
+    /// write the tables (each run's medians) and the plots from every
+    /// run's samples.
+    PeerBench(PeerBenchArgs),
     /// The wake crate's mutation run: every mutant killed by the loom
     /// model's own assertion, after a baseline of the unmutated models.
     Mutants(MutantsArgs),
@@ -479,6 +484,36 @@ impl MutantsArgs {
     }
 }
 
+/// Options of `cargo xtask peer-bench`.
+#[derive(Debug, Clone, Args)]
+pub struct PeerBenchArgs {
+    /// Runs of the whole example, one after another (1..=20); the tables
+    /// give each run's median per cell, so the spread between runs shows.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = commands::peer_bench::parse_runs)]
+    pub runs: u32,
+    /// Repeats of each cell within a run, the pools in a rotating order
+    /// (1..=100).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = commands::peer_bench::parse_repeats)]
+    pub repeats: u32,
+    /// Jobs per throughput repeat (100..=10000000).
+    #[arg(long, value_name = "J", default_value_t = 10_000, value_parser = commands::peer_bench::parse_jobs)]
+    pub jobs: u32,
+    /// Length of each idle repeat, ms (100..=60000).
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = commands::peer_bench::parse_idle_ms)]
+    pub idle_ms: u32,
+    /// Worker counts (comma-separated, each 1..=256).
+    #[arg(long, value_name = "W,...", value_delimiter = ',', default_values_t = [1, 2, 4, 8], value_parser = commands::peer_bench::parse_workers)]
+    pub workers: Vec<u32>,
+    /// Where the runs' samples (run_N.json), tables.md and the plots go
+    /// (relative to the workspace root).
+    #[arg(long, value_name = "DIR", default_value = "docs/bench/peers")]
+    pub out: PathBuf,
+    /// Write the tables and plots from the run files already in --out
+    /// (run_1.json to run_N.json, N from --runs) without running anything.
+    #[arg(long)]
+    pub render_only: bool,
+}
+
 /// Options of `cargo xtask docs`.
 #[derive(Debug, Clone, Args)]
 pub struct DocsArgs {
@@ -496,6 +531,7 @@ pub fn main() -> ExitCode {
         Command::Test(test) => commands::test::run(&test),
         Command::Stress(stress) => commands::stress::run(&stress),
         Command::Bench(bench) => commands::bench::run(&bench),
+        Command::PeerBench(peers) => commands::peer_bench::run(&peers),
         Command::Mutants(mutants) => commands::mutants::run(&mutants),
         Command::Docs(docs) => commands::docs::run(&docs),
         Command::Replay(replay) => commands::replay::run(&replay),
@@ -520,6 +556,42 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("cargo-xtask").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn peer_bench_arguments_are_checked_before_anything_runs() {
+        match parse(&["peer-bench"]).unwrap().command {
+            Command::PeerBench(peers) => {
+                assert_eq!((peers.runs, peers.repeats, peers.jobs), (3, 5, 10_000));
+                assert_eq!(peers.workers, [1, 2, 4, 8]);
+                assert!(!peers.render_only);
+            }
+            other => panic!("parsed as {other:?}"),
+        }
+        for bad in [
+            &["peer-bench", "--runs", "0"][..],
+            &["peer-bench", "--runs", "21"],
+            &["peer-bench", "--repeats", "x"],
+            &["peer-bench", "--jobs", "99"],
+            &["peer-bench", "--idle-ms", "60001"],
+            &["peer-bench", "--workers", "1,0"],
+            &["peer-bench", "--workers", "1,257"],
+        ] {
+            let error = parse(bad).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{bad:?}");
+        }
+        let missing = PeerBenchArgs {
+            runs: 1,
+            repeats: 1,
+            jobs: 100,
+            idle_ms: 100,
+            workers: vec![1],
+            out: std::env::temp_dir().join("no-such-peer-runs"),
+            render_only: true,
+        };
+        let error = commands::peer_bench::run(&missing).unwrap_err();
+        assert_eq!(error.exit_code(), 2, "{error}");
+        assert!(error.to_string().contains("run_1.json"), "{error}");
     }
 
     fn run_args(args: &[&str]) -> RunArgs {

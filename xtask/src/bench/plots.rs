@@ -209,7 +209,7 @@ const LOG_MARGIN: f64 = 1.5;
 
 /// A log axis range holding every positive finite value with a
 /// [`LOG_MARGIN`] factor either side; `None` without such a value.
-fn log_range(values: impl IntoIterator<Item = f64>) -> Option<Range<f64>> {
+pub(crate) fn log_range(values: impl IntoIterator<Item = f64>) -> Option<Range<f64>> {
     let (lo, hi) = values
         .into_iter()
         .filter(|v| v.is_finite() && *v > 0.0)
@@ -222,7 +222,7 @@ fn log_range(values: impl IntoIterator<Item = f64>) -> Option<Range<f64>> {
 
 /// Tick values for a log axis over `range`: 1-2-5 per decade, thinned to
 /// powers of ten over a wide range, thickened to 1..9 over a narrow one.
-fn log_ticks(range: &Range<f64>) -> Vec<f64> {
+pub(crate) fn log_ticks(range: &Range<f64>) -> Vec<f64> {
     let decade_ticks = |multiples: &[f64]| -> Vec<f64> {
         let first = range.start.log10().floor() as i32;
         let last = range.end.log10().ceil() as i32;
@@ -242,7 +242,7 @@ fn log_ticks(range: &Range<f64>) -> Vec<f64> {
 }
 
 /// The light grid lines of a log axis: 1..9 per decade.
-fn log_grid(range: &Range<f64>) -> Vec<f64> {
+pub(crate) fn log_grid(range: &Range<f64>) -> Vec<f64> {
     let first = range.start.log10().floor() as i32;
     let last = range.end.log10().ceil() as i32;
     (first..=last)

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod build;
 pub mod docs;
 pub mod mutants;
+pub mod peer_bench;
 pub mod replay;
 pub mod run;
 pub mod stress;

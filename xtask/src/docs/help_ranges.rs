@@ -56,6 +56,11 @@ pub fn parser_range(path: &str, id: &str) -> Option<(u64, u64)> {
         ("run" | "stress", "bochs_quantum") => range(crate::runner::bochs::QUANTUM_RANGE),
         ("replay", "times") => range(crate::stress::replay::TIMES_RANGE),
         ("run" | "bench", "host_cores") => range(crate::runner::host_cores::HOST_CORES_RANGE),
+        ("peer-bench", "runs") => range(crate::commands::peer_bench::RUNS_RANGE),
+        ("peer-bench", "repeats") => range(crate::commands::peer_bench::REPEATS_RANGE),
+        ("peer-bench", "jobs") => range(crate::commands::peer_bench::JOBS_RANGE),
+        ("peer-bench", "idle_ms") => range(crate::commands::peer_bench::IDLE_MS_RANGE),
+        ("peer-bench", "workers") => range(crate::commands::peer_bench::WORKERS_RANGE),
         _ => None,
     }
 }
