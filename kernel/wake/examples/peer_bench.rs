@@ -328,10 +328,7 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
     // Let the workers start and settle before the clock runs.
     thread::sleep(Duration::from_millis(2));
     let (value, counted_jobs) = match shape.idle_period() {
-        Some(period) => (
-            sparse(&running, period, idle),
-            idle.as_nanos() / period.as_nanos(),
-        ),
+        Some(period) => sparse(&running, period, idle),
         None => {
             let (ns, counted) = timed(shape, &running, workers, jobs);
             (ns / counted as f64, counted as u128)
@@ -694,9 +691,10 @@ fn tokio_join_tree(
 }
 
 /// The idle shapes: one job every `period` for `length`; the process's CPU
-/// time per wall second.
-fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
+/// time per wall second, and the jobs spawned (at least one).
+fn sparse(running: &Running, period: Duration, length: Duration) -> (f64, u128) {
     let ran = Arc::new(AtomicUsize::new(0));
+    let mut spawned = 0;
     let cpu_before = thread_cpu_ns();
     let start = Instant::now();
     let mut next = start;
@@ -714,6 +712,7 @@ fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
             Running::Floor => {}
             Running::OneParkedThread(t) => t.spawn(Box::new(job)),
         }
+        spawned += 1;
     }
     let wall_ns = start.elapsed().as_nanos() as f64;
     let cpu_after = thread_cpu_ns();
@@ -729,7 +728,7 @@ fn sparse(running: &Running, period: Duration, length: Duration) -> f64 {
             after.saturating_sub(before)
         })
         .sum();
-    used_ns as f64 / wall_ns
+    (used_ns as f64 / wall_ns, spawned)
 }
 
 /// CPU time of each thread of this process so far, as (thread id, ns): the

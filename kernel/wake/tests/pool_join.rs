@@ -44,13 +44,16 @@ fn wait_until_all_asleep(pool: &ThreadPool) {
 }
 
 /// A two-worker pool whose worker 1 runs a job that holds it until
-/// `release` is sent (or [`HANG_GUARD`] passes): worker 0's joins spawn
+/// `release` is sent or dropped (or twice [`HANG_GUARD`] passes, so that
+/// a test that hangs fails at its own guard first): worker 0's joins spawn
 /// their halves (a one-worker pool would run them in place) and nobody
 /// steals them. Both workers were asleep before the hold: the hold's wake
 /// is the pool's only unpark so far.
 struct HeldPool {
-    pool: Option<ThreadPool>,
+    /// Declared first, so dropped first: a test that fails with the pool
+    /// still here lets worker 1 go before the pool's drop waits for it.
     release: Sender<()>,
+    pool: Option<ThreadPool>,
 }
 
 impl HeldPool {
@@ -61,14 +64,14 @@ impl HeldPool {
         let (holding, is_holding) = mpsc::channel();
         pool.submit(1, move |_| {
             holding.send(()).unwrap();
-            let _ = released.recv_timeout(HANG_GUARD);
+            let _ = released.recv_timeout(2 * HANG_GUARD);
         });
         is_holding
             .recv_timeout(HANG_GUARD)
             .expect("worker 1 never ran the job that holds it");
         Self {
-            pool: Some(pool),
             release,
+            pool: Some(pool),
         }
     }
 
@@ -127,7 +130,8 @@ fn one_worker_runs_a_join_tree_in_place() {
 /// A joiner with no thief (the other worker held): it runs every second
 /// half itself, at once, depth first (each leaf in order), and never waits.
 /// A join that waited for its spawned half to come round in the queue
-/// would hang here: the joiner is the only worker that would run it.
+/// would hang here: the joiner is the only worker that would run it
+/// (worker 1 is held past the test's own guard).
 #[test]
 fn a_joiner_with_no_thief_runs_a_join_tree_depth_first_without_an_unpark() {
     let mut held = HeldPool::new();
@@ -144,20 +148,34 @@ fn a_joiner_with_no_thief_runs_a_join_tree_depth_first_without_an_unpark() {
     assert_eq!(stats.unparks, 2, "{stats:?}");
 }
 
+/// Spawns a job whose join's first half spawns a plain job, and waits for
+/// that plain job to run.
+fn join_with_a_plain_spawn(pool: &mut Option<ThreadPool>) {
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let ((), ()) = w.join(move |w| w.spawn(move |_| done.send(7).unwrap()), |_| ());
+    });
+    assert_eq!(received(pool, &finished, "the first half's spawn"), 7);
+}
+
+/// One worker spawns nothing for a join: the root and its first half's
+/// plain job are the only jobs run (the spawned path would leave the
+/// half's job behind the newer plain job, to run later as a no-op: 3).
+#[test]
+fn a_one_worker_join_spawns_nothing() {
+    let mut pool = Some(ThreadPool::new(PoolConfig::new(1)));
+    join_with_a_plain_spawn(&mut pool);
+    let stats = pool.unwrap().shutdown();
+    assert_eq!(stats.jobs_run, 2, "{stats:?}");
+}
+
 /// A join takes back only its own half's job: a plain job its first half
 /// spawned, newer on the queue than the half, stays there and runs (the
 /// other worker held, so nobody steals it first).
 #[test]
 fn a_join_leaves_a_job_its_first_half_spawned_on_the_queue() {
     let mut held = HeldPool::new();
-    let (done, finished) = mpsc::channel();
-    held.pool.as_ref().unwrap().spawn(move |w| {
-        let ((), ()) = w.join(move |w| w.spawn(move |_| done.send(7).unwrap()), |_| ());
-    });
-    assert_eq!(
-        received(&mut held.pool, &finished, "the first half's spawn"),
-        7
-    );
+    join_with_a_plain_spawn(&mut held.pool);
     let stats = held.shutdown();
     // The hold, the root, the plain job, and the half's spawned job, which
     // stayed (the plain job was newer) and ran before it (oldest first),

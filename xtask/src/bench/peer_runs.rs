@@ -111,6 +111,13 @@ impl PeerCell {
         {
             return Err(format!("{}: unknown pool `{other}`", at()));
         }
+        let unparks = &self.vigil_unparks_per_job;
+        if unparks.is_empty() || unparks.iter().any(|v| !v.is_finite()) {
+            return Err(format!(
+                "{}: vigil's unparks per job missing or not finite",
+                at()
+            ));
+        }
         Ok(())
     }
 
@@ -211,7 +218,16 @@ pub fn line_up(runs: &[PeerRun]) -> Result<Vec<CellAcrossRuns<'_>>> {
             runs: Vec::new(),
         })
         .collect();
+    let settings = |run: &PeerRun| (run.repeats, run.jobs, run.idle_ms, run.host_cores);
     for (index, run) in runs.iter().enumerate() {
+        if settings(run) != settings(first) {
+            return Err(XtaskError::failed(format!(
+                "run {} was made with other settings than run 1 (repeats, jobs, idle ms, host cores: {:?} against {:?})",
+                index + 1,
+                settings(run),
+                settings(first)
+            )));
+        }
         let same =
             run.cells.len() == cells.len()
                 && run.cells.iter().zip(&cells).all(|(cell, lined)| {
@@ -313,8 +329,13 @@ mod tests {
                 .iter()
                 .map(|(pool, values)| ((*pool).to_string(), values.to_vec()))
                 .collect(),
-            vigil_unparks_per_job: vec![0.0, 0.001, 0.002],
+            vigil_unparks_per_job: vec![0.0],
         }
+    }
+
+    fn with_unparks(mut cell: PeerCell, unparks: &[f64]) -> PeerCell {
+        cell.vigil_unparks_per_job = unparks.to_vec();
+        cell
     }
 
     fn throughput(workers: u32, vigil: &[f64], rayon: &[f64], tokio: &[f64]) -> PeerCell {
@@ -386,11 +407,14 @@ mod tests {
     fn the_tables_give_each_runs_median_per_cell() {
         let runs = [
             run(vec![
-                throughput(1, &[15.0, 16.0, 40.0], &[19.0], &[170.0]),
+                with_unparks(
+                    throughput(1, &[15.0, 16.0, 40.0], &[19.0], &[170.0]),
+                    &[0.009, 0.0, 0.0],
+                ),
                 idle(0.015, 0.03, 0.02, 0.01, 0.014),
             ]),
             run(vec![
-                throughput(1, &[19.0], &[19.0], &[180.0]),
+                with_unparks(throughput(1, &[19.0], &[19.0], &[180.0]), &[0.004, 0.002]),
                 idle(0.016, 0.03, 0.02, 0.01, 0.01),
             ]),
         ];
@@ -398,7 +422,7 @@ mod tests {
         let table = throughput_table(&cells);
         assert!(
             table.contains(
-                "| join-tree | 1 | 16, 19 | 1, 1 | 19, 19 | 170, 180 | 0.84, 1.00 | 0.001, 0.001 |"
+                "| join-tree | 1 | 16, 19 | 1, 1 | 19, 19 | 170, 180 | 0.84, 1.00 | 0.000, 0.003 |"
             ),
             "{table}"
         );
@@ -420,6 +444,18 @@ mod tests {
             error.to_string().contains("run 2 holds other cells"),
             "{error}"
         );
+        let mut longer = one.clone();
+        longer.jobs *= 2;
+        let error = line_up(&[one.clone(), longer]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("run 2 was made with other settings"),
+            "{error}"
+        );
+        let mut no_unparks = one.cells[0].clone();
+        no_unparks.vigil_unparks_per_job.clear();
+        assert!(no_unparks.check().unwrap_err().contains("unparks"));
         assert!(line_up(&[]).is_err());
         let mut missing = one.cells[0].clone();
         missing.samples.remove("tokio");

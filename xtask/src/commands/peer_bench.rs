@@ -61,10 +61,16 @@ pub fn parse_workers(text: &str) -> std::result::Result<u32, String> {
     )
 }
 
+/// The target directory the example is built in, named on the build's
+/// command line (a `CARGO_TARGET_DIR` or `build.target-dir` elsewhere
+/// would otherwise leave this command running an older binary).
+fn example_target_dir() -> PathBuf {
+    workspace_root().join("target")
+}
+
 /// The example's binary once built.
 fn example_binary() -> PathBuf {
-    workspace_root()
-        .join("target")
+    example_target_dir()
         .join("release")
         .join("examples")
         .join("peer_bench")
@@ -126,6 +132,19 @@ pub fn run(args: &PeerBenchArgs) -> Result<()> {
 fn measure(args: &PeerBenchArgs, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
+    // An earlier invocation's runs go first: a run that fails must not
+    // leave older ones to be read with the new (`--render-only`).
+    let entries = std::fs::read_dir(dir)
+        .map_err(|err| XtaskError::failed(format!("reading {}: {err}", dir.display())))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("run_") && name.ends_with(".json") {
+            std::fs::remove_file(entry.path()).map_err(|err| {
+                XtaskError::failed(format!("removing {}: {err}", entry.path().display()))
+            })?;
+        }
+    }
     let mut build = cargo();
     build.args([
         "build",
@@ -135,6 +154,7 @@ fn measure(args: &PeerBenchArgs, dir: &Path) -> Result<()> {
         "--example",
         "peer_bench",
     ]);
+    build.arg("--target-dir").arg(example_target_dir());
     println!("xtask: {}", display_command(&build));
     let status = build
         .status()

@@ -35,9 +35,13 @@
 //!
 //! A pool of one worker runs both halves in place, `first` then `second`,
 //! with nothing spawned: no other worker could run the half, and the
-//! spawned path would end the same way after an allocation, a push and a
+//! spawned path would run it here too, after an allocation, a push and a
 //! take-back (15 ns a node of a join tree at one worker, against 36-38,
-//! measured; the order and the panics are the same).
+//! measured). The order and the panics are the same; `jobs_run` can
+//! differ: where the spawned path could not take its job back (a plain
+//! job spawned after it, a join in a private job started from idle), the
+//! job stayed queued and ran later as a counted no-op, and here there is
+//! no job.
 //!
 //! (The queues hold boxed jobs. Holding the join's slot itself, as a
 //! second kind of queue item, saved an allocation a join but made every
@@ -163,10 +167,20 @@ impl Worker<'_> {
         if self.pool_workers() == 1 {
             // No other worker could ever run the half: spawning it would
             // only be taken back. Both run here, in order, as the spawned
-            // path runs them when nobody steals (a panic in `first` drops
-            // `second` unrun, one in `second` goes on from here).
-            let first_value = first(self);
-            return (first_value, second(self));
+            // path runs them when nobody steals. A panic in `first` drops
+            // `second` unrun before the panic goes on, as there (so a
+            // panicking drop of `second` is a panic out of the join, not
+            // one during unwinding, which aborts); one in `second` goes on
+            // from here.
+            // AssertUnwindSafe: on a panic `first` is gone, and `second`
+            // is dropped unrun.
+            return match panic::catch_unwind(AssertUnwindSafe(|| first(self))) {
+                Ok(first_value) => (first_value, second(self)),
+                Err(payload) => {
+                    drop(second);
+                    panic::resume_unwind(payload)
+                }
+            };
         }
         let slot = Arc::new(JoinSlot {
             state: JoinState::new(),
