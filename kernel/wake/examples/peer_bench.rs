@@ -69,7 +69,12 @@
 //! "unparks/job" is vigil's count of `Thread::unpark` calls (wakes,
 //! probes, a joiner's unpark by the worker that ran its half;
 //! `PoolStats::unparks`) per job; rayon and tokio do not count
-//! theirs.
+//! theirs. What every pool has is its threads' sleeps: the `--json` file
+//! also holds, per pool, the voluntary context switches of every thread of
+//! the process over the measured part, per job (a sleep that blocked, each
+//! ended by a wake or a timeout; the waiting thread's one wait and, in the
+//! idle shapes, the pacing thread's sleep per job included, as in the no-pool
+//! run).
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -319,6 +324,11 @@ struct Sample {
     value: f64,
     /// vigil only: unparks per job.
     unparks_per_job: Option<f64>,
+    /// Sleeps per job: the voluntary context switches of every thread of
+    /// the process over the measured part, per job ([`thread_sleeps`]): a
+    /// count every pool has, where the pools' own counts of their unparks
+    /// are vigil's alone.
+    sleeps_per_job: f64,
 }
 
 /// Runs `shape` once on `pool` and measures it (the pool is built and
@@ -327,6 +337,7 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
     let running = build(pool, workers);
     // Let the workers start and settle before the clock runs.
     thread::sleep(Duration::from_millis(2));
+    let sleeps_before = thread_sleeps();
     let (value, counted_jobs) = match shape.idle_period() {
         Some(period) => sparse(&running, period, idle),
         None => {
@@ -334,6 +345,8 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
             (ns / counted as f64, counted as u128)
         }
     };
+    let sleeps = grown_since(&sleeps_before, &thread_sleeps());
+    let sleeps_per_job = sleeps as f64 / counted_jobs as f64;
     let unparks_per_job = match running {
         Running::Vigil(pool) => Some(pool.shutdown().unparks as f64 / counted_jobs as f64),
         Running::OneParkedThread(t) => {
@@ -352,6 +365,7 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
     Sample {
         value,
         unparks_per_job,
+        sleeps_per_job,
     }
 }
 
@@ -715,20 +729,54 @@ fn sparse(running: &Running, period: Duration, length: Duration) -> (f64, u128) 
         spawned += 1;
     }
     let wall_ns = start.elapsed().as_nanos() as f64;
-    let cpu_after = thread_cpu_ns();
-    // Per thread, so that the sum cannot go down: a thread seen only at the
-    // end started inside the window and counts from 0. A thread that exited
-    // inside the window would take its time with it: none does, since the
-    // previous run's threads are gone before a pool is built (`run`) and a
-    // pool keeps its threads until it is stopped.
-    let used_ns: u64 = cpu_after
-        .iter()
-        .map(|(tid, after)| {
-            let before = cpu_before.iter().find(|(t, _)| t == tid).map_or(0, |b| b.1);
-            after.saturating_sub(before)
-        })
-        .sum();
+    let used_ns = grown_since(&cpu_before, &thread_cpu_ns());
     (used_ns as f64 / wall_ns, spawned)
+}
+
+/// How much a per-thread count (`before`, `after`: (thread id, count))
+/// grew in all, per thread, so that the sum cannot go down: a thread seen
+/// only at the end started inside the window and counts from 0. A thread
+/// that exited inside the window would take its count with it: none does,
+/// since the previous run's threads are gone before a pool is built
+/// (`run`) and a pool keeps its threads until it is stopped.
+fn grown_since(before: &[(u64, u64)], after: &[(u64, u64)]) -> u64 {
+    after
+        .iter()
+        .map(|(tid, now)| {
+            let then = before.iter().find(|(t, _)| t == tid).map_or(0, |b| b.1);
+            now.saturating_sub(then)
+        })
+        .sum()
+}
+
+/// A count of each thread of this process, as (thread id, count), read by
+/// `count` from the thread's `/proc/self/task/TID/FILE`.
+fn per_thread(file: &str, count: impl Fn(&str) -> Option<u64>) -> Vec<(u64, u64)> {
+    let tasks = std::fs::read_dir("/proc/self/task")
+        .unwrap_or_else(|e| fail(&format!("cannot read /proc/self/task ({e}): Linux only")));
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse::<u64>().ok()?;
+            let text = std::fs::read_to_string(task.path().join(file)).ok()?;
+            Some((tid, count(&text)?))
+        })
+        .collect()
+}
+
+/// The voluntary context switches of each thread so far (`status`'s
+/// `voluntary_ctxt_switches`): each one a sleep that blocked (a futex
+/// wait, a `nanosleep`), which took a wake or a timeout to end. A
+/// `sched_yield` that lets another thread run is an involuntary switch,
+/// not counted: a polling worker's yields are not sleeps.
+fn thread_sleeps() -> Vec<(u64, u64)> {
+    per_thread("status", |text| {
+        text.lines()
+            .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 /// CPU time of each thread of this process so far, as (thread id, ns): the
@@ -736,16 +784,9 @@ fn sparse(running: &Running, period: Duration, length: Duration) -> (f64, u128) 
 /// unlike `/proc/self/stat`'s clock ticks, resolves the few milliseconds an
 /// idle pool costs.
 fn thread_cpu_ns() -> Vec<(u64, u64)> {
-    let tasks = std::fs::read_dir("/proc/self/task")
-        .unwrap_or_else(|e| fail(&format!("cannot read /proc/self/task ({e}): Linux only")));
-    tasks
-        .filter_map(Result::ok)
-        .filter_map(|task| {
-            let tid = task.file_name().to_str()?.parse::<u64>().ok()?;
-            let line = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
-            Some((tid, line.split_whitespace().next()?.parse::<u64>().ok()?))
-        })
-        .collect()
+    per_thread("schedstat", |line| {
+        line.split_whitespace().next()?.parse().ok()
+    })
 }
 
 /// Waits until this process has `threads` threads (the pools' threads
@@ -790,16 +831,28 @@ fn cell_json(shape: Shape, workers: usize, pools: &[Pool], samples: &[Vec<Sample
             )
         })
         .collect();
+    let sleeps: Vec<String> = pools
+        .iter()
+        .zip(samples)
+        .map(|(pool, samples)| {
+            format!(
+                "\"{}\": [{}]",
+                pool.name(),
+                list(&mut samples.iter().map(|s| s.sleeps_per_job))
+            )
+        })
+        .collect();
     let unparks = list(&mut samples[0].iter().filter_map(|s| s.unparks_per_job));
     format!(
-        "  {{\"shape\": \"{}\", \"workers\": {workers}, \"unit\": \"{}\", \"samples\": {{{}}}, \"vigil_unparks_per_job\": [{unparks}]}}",
+        "  {{\"shape\": \"{}\", \"workers\": {workers}, \"unit\": \"{}\", \"samples\": {{{}}}, \"sleeps_per_job\": {{{}}}, \"vigil_unparks_per_job\": [{unparks}]}}",
         shape.name(),
         if shape.idle_period().is_some() {
             "cpu_s_per_wall_s"
         } else {
             "ns_per_job"
         },
-        per_pool.join(", ")
+        per_pool.join(", "),
+        sleeps.join(", ")
     )
 }
 

@@ -290,7 +290,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::peer_runs::{PeerCell, PeerRun, line_up};
+    use crate::bench::peer_runs::{IDLE_POOLS as IDLE_POOLS_FOR_TEST, PeerCell, PeerRun, line_up};
 
     fn run(vigil: f64) -> PeerRun {
         let throughput = |shape: &str, workers: u32| PeerCell {
@@ -306,6 +306,10 @@ mod tests {
             .into_iter()
             .map(|(pool, v)| (pool.to_string(), vec![v, v * 1.5]))
             .collect(),
+            sleeps_per_job: [VIGIL, "vigil, park at once", "rayon", "tokio"]
+                .into_iter()
+                .map(|pool| (pool.to_string(), vec![0.0]))
+                .collect(),
             vigil_unparks_per_job: vec![0.0],
         };
         let idle = PeerCell {
@@ -323,6 +327,10 @@ mod tests {
             .into_iter()
             .map(|(pool, v)| (pool.to_string(), vec![v]))
             .collect(),
+            sleeps_per_job: IDLE_POOLS_FOR_TEST
+                .into_iter()
+                .map(|pool| (pool.to_string(), vec![1.0]))
+                .collect(),
             vigil_unparks_per_job: vec![1.0],
         };
         PeerRun {

@@ -51,6 +51,9 @@ pub struct PeerCell {
     pub workers: u32,
     pub unit: Unit,
     pub samples: BTreeMap<String, Vec<f64>>,
+    /// Every repeat's sleeps per job per pool: the voluntary context
+    /// switches of every thread of the process over the measured part.
+    pub sleeps_per_job: BTreeMap<String, Vec<f64>>,
     pub vigil_unparks_per_job: Vec<f64>,
 }
 
@@ -92,24 +95,21 @@ impl PeerCell {
     /// no other.
     fn check(&self) -> Result<(), String> {
         let at = || format!("{} at {} workers", self.shape, self.workers);
-        for pool in self.pools() {
-            let values = self
-                .samples
-                .get(*pool)
-                .ok_or_else(|| format!("{}: no samples of `{pool}`", at()))?;
-            if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
-                return Err(format!(
-                    "{}: `{pool}` has no sample or a non-finite one",
-                    at()
-                ));
+        for (what, map) in [("samples", &self.samples), ("sleeps", &self.sleeps_per_job)] {
+            for pool in self.pools() {
+                let values = map
+                    .get(*pool)
+                    .ok_or_else(|| format!("{}: no {what} of `{pool}`", at()))?;
+                if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+                    return Err(format!(
+                        "{}: `{pool}` has no {what} or a non-finite one",
+                        at()
+                    ));
+                }
             }
-        }
-        if let Some(other) = self
-            .samples
-            .keys()
-            .find(|k| !self.pools().contains(&k.as_str()))
-        {
-            return Err(format!("{}: unknown pool `{other}`", at()));
+            if let Some(other) = map.keys().find(|k| !self.pools().contains(&k.as_str())) {
+                return Err(format!("{}: unknown pool `{other}` in {what}", at()));
+            }
         }
         let unparks = &self.vigil_unparks_per_job;
         if unparks.is_empty() || unparks.iter().any(|v| !v.is_finite()) {
@@ -162,6 +162,11 @@ impl PeerCell {
     /// The median of vigil's unparks per job.
     pub fn unparks_per_job(&self) -> f64 {
         median(&self.vigil_unparks_per_job)
+    }
+
+    /// The median of `pool`'s sleeps per job.
+    pub fn sleeps(&self, pool: &str) -> f64 {
+        median(&self.sleeps_per_job[pool])
     }
 }
 
@@ -316,6 +321,35 @@ pub fn idle_table(cells: &[CellAcrossRuns<'_>]) -> String {
     table
 }
 
+/// The sleeps table: each run's median sleeps per job per pool (every
+/// thread's voluntary context switches over the measured part), the
+/// throughput shapes and then the idle ones (with the no-pool run, whose
+/// pacing thread sleeps once per job in every pool's run too).
+pub fn sleeps_table(cells: &[CellAcrossRuns<'_>]) -> String {
+    let pools = [VIGIL, "vigil, park at once", "rayon", "tokio", NO_POOL];
+    let mut table = format!(
+        "| shape | workers | {} |\n|---|---:|{}\n",
+        pools.join(" | "),
+        "---:|".repeat(pools.len())
+    );
+    let throughput = cells.iter().filter(|c| c.unit == Unit::NsPerJob);
+    let idle = cells.iter().filter(|c| c.unit == Unit::CpuPerWall);
+    for cell in throughput.chain(idle) {
+        let mut row = format!("| {} | {} |", cell.shape, cell.workers);
+        for pool in pools {
+            let text = if cell.runs[0].pools().contains(&pool) {
+                per_run(cell, |run| format!("{:.3}", run.sleeps(pool)))
+            } else {
+                "-".to_string()
+            };
+            let _ = write!(row, " {text} |");
+        }
+        row.push('\n');
+        table.push_str(&row);
+    }
+    table
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +362,10 @@ mod tests {
             samples: pools
                 .iter()
                 .map(|(pool, values)| ((*pool).to_string(), values.to_vec()))
+                .collect(),
+            sleeps_per_job: pools
+                .iter()
+                .map(|(pool, values)| ((*pool).to_string(), vec![values[0] / 100.0]))
                 .collect(),
             vigil_unparks_per_job: vec![0.0],
         }
@@ -426,6 +464,17 @@ mod tests {
             ),
             "{table}"
         );
+        let sleeps = sleeps_table(&cells);
+        assert!(
+            sleeps.contains(
+                "| join-tree | 1 | 0.150, 0.190 | 0.010, 0.010 | 0.190, 0.190 | 1.700, 1.800 | - |"
+            ),
+            "{sleeps}"
+        );
+        assert!(
+            sleeps.contains("| idle-1ms | 2 | 0.000, 0.000 |"),
+            "{sleeps}"
+        );
         let idle = idle_table(&cells);
         assert!(
             idle.contains("| idle-1ms | 2 | 0.0150, 0.0160 |")
@@ -483,12 +532,13 @@ mod tests {
         std::fs::write(
             &path,
             r#"{"repeats": 1, "jobs": 10, "idle_ms": 5, "host_cores": 2, "cells": [
-  {"shape": "ping-pong", "workers": 2, "unit": "ns_per_job", "samples": {"vigil-wake": [60.5], "vigil, park at once": [61], "rayon": [84], "tokio": [409]}, "vigil_unparks_per_job": [0]}
+  {"shape": "ping-pong", "workers": 2, "unit": "ns_per_job", "samples": {"vigil-wake": [60.5], "vigil, park at once": [61], "rayon": [84], "tokio": [409]}, "sleeps_per_job": {"vigil-wake": [0.001], "vigil, park at once": [0.002], "rayon": [0.5], "tokio": [0.25]}, "vigil_unparks_per_job": [0]}
 ]}"#,
         )
         .unwrap();
         let read = PeerRun::read(&path).unwrap();
         assert_eq!(read.cells[0].median("rayon"), 84.0);
+        assert_eq!(read.cells[0].sleeps("tokio"), 0.25);
         std::fs::write(&path, "{").unwrap();
         assert!(
             PeerRun::read(&path)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use crate::bench::peer_plots::write_peer_plots;
-use crate::bench::peer_runs::{PeerRun, idle_table, line_up, throughput_table};
+use crate::bench::peer_runs::{PeerRun, idle_table, line_up, sleeps_table, throughput_table};
 use crate::cli::PeerBenchArgs;
 use crate::error::{Result, XtaskError};
 use crate::guest::settings::{in_range, parse_count};
@@ -107,14 +107,15 @@ pub fn run(args: &PeerBenchArgs) -> Result<()> {
     let cells = line_up(&runs)?;
     let first = &runs[0];
     let tables = format!(
-        "{} run(s) of `peer_bench --repeats {} --jobs {} --idle-ms {}` on {} host cores; each cell: each run's median.\n\n{}\n{}",
+        "{} run(s) of `peer_bench --repeats {} --jobs {} --idle-ms {}` on {} host cores; each cell: each run's median.\n\n{}\n{}\nSleeps per job (voluntary context switches of every thread):\n\n{}",
         runs.len(),
         first.repeats,
         first.jobs,
         first.idle_ms,
         first.host_cores,
         throughput_table(&cells),
-        idle_table(&cells)
+        idle_table(&cells),
+        sleeps_table(&cells)
     );
     let tables_path = dir.join("tables.md");
     std::fs::write(&tables_path, &tables)
