@@ -820,28 +820,21 @@ fn cell_json(shape: Shape, workers: usize, pools: &[Pool], samples: &[Vec<Sample
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let per_pool: Vec<String> = pools
-        .iter()
-        .zip(samples)
-        .map(|(pool, samples)| {
-            format!(
-                "\"{}\": [{}]",
-                pool.name(),
-                list(&mut samples.iter().map(|s| s.value))
-            )
-        })
-        .collect();
-    let sleeps: Vec<String> = pools
-        .iter()
-        .zip(samples)
-        .map(|(pool, samples)| {
-            format!(
-                "\"{}\": [{}]",
-                pool.name(),
-                list(&mut samples.iter().map(|s| s.sleeps_per_job))
-            )
-        })
-        .collect();
+    // `"pool": [each repeat's value]`, for every pool.
+    let by_pool = |value: fn(&Sample) -> f64| -> String {
+        pools
+            .iter()
+            .zip(samples)
+            .map(|(pool, samples)| {
+                format!(
+                    "\"{}\": [{}]",
+                    pool.name(),
+                    list(&mut samples.iter().map(value))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let unparks = list(&mut samples[0].iter().filter_map(|s| s.unparks_per_job));
     format!(
         "  {{\"shape\": \"{}\", \"workers\": {workers}, \"unit\": \"{}\", \"samples\": {{{}}}, \"sleeps_per_job\": {{{}}}, \"vigil_unparks_per_job\": [{unparks}]}}",
@@ -851,8 +844,8 @@ fn cell_json(shape: Shape, workers: usize, pools: &[Pool], samples: &[Vec<Sample
         } else {
             "ns_per_job"
         },
-        per_pool.join(", "),
-        sleeps.join(", ")
+        by_pool(|s| s.value),
+        by_pool(|s| s.sleeps_per_job)
     )
 }
 

@@ -10,6 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
@@ -223,7 +224,6 @@ fn draw_panel(
         .y_label_area_size(48);
     let x_axis = -0.3..x_max + 0.3;
     let x_labels = x_max as usize + 1;
-    let x_format = |x: &f64| format!("{}", 2f64.powf(*x).round());
     match unit {
         Unit::NsPerJob => {
             let range = log_range(values()).unwrap_or(1.0..1000.0);
@@ -235,14 +235,7 @@ fn draw_panel(
             let mut chart = builder
                 .build_cartesian_2d(x_axis, axis)
                 .map_err(|err| err.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc("workers")
-                .x_labels(x_labels)
-                .x_label_formatter(&x_format)
-                .y_label_formatter(&|y| format!("{y:.0}"))
-                .draw()
-                .map_err(|err| err.to_string())?;
+            draw_mesh(&mut chart, x_labels, &|y| format!("{y:.0}"))?;
             draw_lines(&mut chart, &lines)
         }
         Unit::CpuPerWall => {
@@ -250,17 +243,30 @@ fn draw_panel(
             let mut chart = builder
                 .build_cartesian_2d(x_axis, 0.0..top)
                 .map_err(|err| err.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc("workers")
-                .x_labels(x_labels)
-                .x_label_formatter(&x_format)
-                .y_label_formatter(&|y| format!("{y:.3}"))
-                .draw()
-                .map_err(|err| err.to_string())?;
+            draw_mesh(&mut chart, x_labels, &|y| format!("{y:.3}"))?;
             draw_lines(&mut chart, &lines)
         }
     }
+}
+
+/// A panel's axes: the worker count (log2) below, `y_format`'s labels on
+/// the left.
+fn draw_mesh<'a, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
+    x_labels: usize,
+    y_format: &dyn Fn(&f64) -> String,
+) -> Result<(), String>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc("workers")
+        .x_labels(x_labels)
+        .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+        .y_label_formatter(y_format)
+        .draw()
+        .map_err(|err| err.to_string())
 }
 
 fn draw_lines<'a, Y>(
