@@ -70,11 +70,9 @@
 //! probes, a joiner's unpark by the worker that ran its half;
 //! `PoolStats::unparks`) per job; rayon and tokio do not count
 //! theirs. What every pool has is its threads' sleeps: the `--json` file
-//! also holds, per pool, the voluntary context switches of every thread of
-//! the process over the measured part, per job (a sleep that blocked, each
-//! ended by a wake or a timeout; the waiting thread's one wait and, in the
-//! idle shapes, the pacing thread's sleep per job included, as in the no-pool
-//! run).
+//! also holds, per pool, the voluntary context switches of the pool's
+//! threads (every thread but the one that spawns and waits) over the
+//! measured part, per job: sleeps that blocked, each ended by a wake.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -324,10 +322,10 @@ struct Sample {
     value: f64,
     /// vigil only: unparks per job.
     unparks_per_job: Option<f64>,
-    /// Sleeps per job: the voluntary context switches of every thread of
-    /// the process over the measured part, per job ([`thread_sleeps`]): a
-    /// count every pool has, where the pools' own counts of their unparks
-    /// are vigil's alone.
+    /// Sleeps per job: the voluntary context switches of the pool's
+    /// threads (every thread but this one) over the measured part, per job
+    /// ([`pool_sleeps`]): a count every pool has, where the pools' own
+    /// counts of their unparks are vigil's alone.
     sleeps_per_job: f64,
 }
 
@@ -335,9 +333,10 @@ struct Sample {
 /// stopped outside the timed part).
 fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) -> Sample {
     let running = build(pool, workers);
-    // Let the workers start and settle before the clock runs.
+    // Let the workers start and settle before the clock runs: until their
+    // first parks are behind them (a sleep is counted when it begins).
     thread::sleep(Duration::from_millis(2));
-    let sleeps_before = thread_sleeps();
+    let sleeps_before = settled_sleeps();
     let (value, counted_jobs) = match shape.idle_period() {
         Some(period) => sparse(&running, period, idle),
         None => {
@@ -345,7 +344,7 @@ fn run(shape: Shape, pool: Pool, workers: usize, jobs: usize, idle: Duration) ->
             (ns / counted as f64, counted as u128)
         }
     };
-    let sleeps = grown_since(&sleeps_before, &thread_sleeps());
+    let sleeps = grown_since(&sleeps_before, &pool_sleeps());
     let sleeps_per_job = sleeps as f64 / counted_jobs as f64;
     let unparks_per_job = match running {
         Running::Vigil(pool) => Some(pool.shutdown().unparks as f64 / counted_jobs as f64),
@@ -750,7 +749,9 @@ fn grown_since(before: &[(u64, u64)], after: &[(u64, u64)]) -> u64 {
 }
 
 /// A count of each thread of this process, as (thread id, count), read by
-/// `count` from the thread's `/proc/self/task/TID/FILE`.
+/// `count` from the thread's `/proc/self/task/TID/FILE`. A thread that has
+/// exited is left out; a file that cannot be read or parsed otherwise ends
+/// the bench (a count silently read as missing would read as 0).
 fn per_thread(file: &str, count: impl Fn(&str) -> Option<u64>) -> Vec<(u64, u64)> {
     let tasks = std::fs::read_dir("/proc/self/task")
         .unwrap_or_else(|e| fail(&format!("cannot read /proc/self/task ({e}): Linux only")));
@@ -758,25 +759,54 @@ fn per_thread(file: &str, count: impl Fn(&str) -> Option<u64>) -> Vec<(u64, u64)
         .filter_map(Result::ok)
         .filter_map(|task| {
             let tid = task.file_name().to_str()?.parse::<u64>().ok()?;
-            let text = std::fs::read_to_string(task.path().join(file)).ok()?;
-            Some((tid, count(&text)?))
+            let path = task.path().join(file);
+            match std::fs::read_to_string(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => fail(&format!("cannot read {}: {e}", path.display())),
+                Ok(text) => Some((
+                    tid,
+                    count(&text)
+                        .unwrap_or_else(|| fail(&format!("no count in {}", path.display()))),
+                )),
+            }
         })
         .collect()
 }
 
-/// The voluntary context switches of each thread so far (`status`'s
-/// `voluntary_ctxt_switches`): each one a sleep that blocked (a futex
-/// wait, a `nanosleep`), which took a wake or a timeout to end. A
-/// `sched_yield` that lets another thread run is an involuntary switch,
-/// not counted: a polling worker's yields are not sleeps.
-fn thread_sleeps() -> Vec<(u64, u64)> {
-    per_thread("status", |text| {
+/// The voluntary context switches so far of each thread but this one (the
+/// waiting and pacing thread, whose own sleeps are no pool's):
+/// `status`'s `voluntary_ctxt_switches`, each one a sleep that blocked
+/// (a futex wait, a `nanosleep`), counted when it begins, and ended by a
+/// wake (vigil's pool parks with no timeout). A `sched_yield` that lets
+/// another thread run is an involuntary switch, not counted: a polling
+/// worker's yields are not sleeps.
+fn pool_sleeps() -> Vec<(u64, u64)> {
+    let me = u64::from(std::process::id());
+    let mut counts = per_thread("status", |text| {
         text.lines()
             .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))?
             .trim()
             .parse()
             .ok()
-    })
+    });
+    counts.retain(|(tid, _)| *tid != me);
+    counts
+}
+
+/// [`pool_sleeps`] once no count moved over a millisecond (at most 200
+/// tries): the pool's threads have gone to sleep after their start, so
+/// their first park is not counted as the measured part's.
+fn settled_sleeps() -> Vec<(u64, u64)> {
+    let mut last = pool_sleeps();
+    for _ in 0..200 {
+        thread::sleep(Duration::from_millis(1));
+        let now = pool_sleeps();
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
 }
 
 /// CPU time of each thread of this process so far, as (thread id, ns): the

@@ -257,6 +257,29 @@ fn panics_run_here(pool: &mut Option<ThreadPool>) {
         );
     });
     assert_eq!(second_here, Some("second"));
+    // `second` dropped unrun after `first` panicked, its drop panicking:
+    // that panic comes out of the join (dropped during the first's
+    // unwinding, it would abort the process).
+    let dropped = join_panic(pool, |w| {
+        let guard = PanicsOnDrop;
+        let _ = w.join(
+            |_| panic::panic_any(DeliberatePanic("first")),
+            move |_| {
+                let _kept = &guard;
+                1
+            },
+        );
+    });
+    assert_eq!(dropped, Some("drop"));
+}
+
+/// Panics with [`DeliberatePanic`] `"drop"` when dropped.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic::panic_any(DeliberatePanic("drop"));
+    }
 }
 
 /// A panic in either half goes on from the join, whoever ran the half: the

@@ -296,7 +296,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::peer_runs::{IDLE_POOLS as IDLE_POOLS_FOR_TEST, PeerCell, PeerRun, line_up};
+    use crate::bench::peer_runs::{IDLE_POOLS, PeerCell, PeerRun, line_up};
 
     fn run(vigil: f64) -> PeerRun {
         let throughput = |shape: &str, workers: u32| PeerCell {
@@ -333,7 +333,7 @@ mod tests {
             .into_iter()
             .map(|(pool, v)| (pool.to_string(), vec![v]))
             .collect(),
-            sleeps_per_job: IDLE_POOLS_FOR_TEST
+            sleeps_per_job: IDLE_POOLS
                 .into_iter()
                 .map(|pool| (pool.to_string(), vec![1.0]))
                 .collect(),

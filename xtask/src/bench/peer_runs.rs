@@ -321,12 +321,13 @@ pub fn idle_table(cells: &[CellAcrossRuns<'_>]) -> String {
     table
 }
 
-/// The sleeps table: each run's median sleeps per job per pool (every
-/// thread's voluntary context switches over the measured part), the
-/// throughput shapes and then the idle ones (with the no-pool run, whose
-/// pacing thread sleeps once per job in every pool's run too).
+/// The sleeps table: each run's median sleeps per job per pool (the
+/// voluntary context switches of the pool's threads over the measured
+/// part), the throughput shapes and then the idle ones (with the two
+/// references: no pool, no thread to sleep; one parked thread, one sleep
+/// a job).
 pub fn sleeps_table(cells: &[CellAcrossRuns<'_>]) -> String {
-    let pools = [VIGIL, "vigil, park at once", "rayon", "tokio", NO_POOL];
+    let pools = IDLE_POOLS;
     let mut table = format!(
         "| shape | workers | {} |\n|---|---:|{}\n",
         pools.join(" | "),
@@ -391,7 +392,7 @@ mod tests {
     }
 
     fn idle(vigil: f64, rayon: f64, tokio: f64, floor: f64, parked: f64) -> PeerCell {
-        cell(
+        let mut idle = cell(
             "idle-1ms",
             2,
             Unit::CpuPerWall,
@@ -403,7 +404,13 @@ mod tests {
                 (NO_POOL, &[floor]),
                 (ONE_PARKED_THREAD, &[parked]),
             ],
-        )
+        );
+        // Sleeps a job: one worker woken per job, tokio two, rayon three;
+        // the references none and one.
+        for (pool, sleeps) in IDLE_POOLS.into_iter().zip([1.0, 1.0, 3.0, 2.0, 0.0, 1.0]) {
+            idle.sleeps_per_job.insert(pool.to_string(), vec![sleeps]);
+        }
+        idle
     }
 
     fn run(cells: Vec<PeerCell>) -> PeerRun {
@@ -467,12 +474,12 @@ mod tests {
         let sleeps = sleeps_table(&cells);
         assert!(
             sleeps.contains(
-                "| join-tree | 1 | 0.150, 0.190 | 0.010, 0.010 | 0.190, 0.190 | 1.700, 1.800 | - |"
+                "| join-tree | 1 | 0.150, 0.190 | 0.010, 0.010 | 0.190, 0.190 | 1.700, 1.800 | - | - |"
             ),
             "{sleeps}"
         );
         assert!(
-            sleeps.contains("| idle-1ms | 2 | 0.000, 0.000 |"),
+            sleeps.contains("| idle-1ms | 2 | 1.000, 1.000 | 1.000, 1.000 | 3.000, 3.000 | 2.000, 2.000 | 0.000, 0.000 | 1.000, 1.000 |"),
             "{sleeps}"
         );
         let idle = idle_table(&cells);

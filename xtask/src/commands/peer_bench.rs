@@ -133,14 +133,18 @@ pub fn run(args: &PeerBenchArgs) -> Result<()> {
 fn measure(args: &PeerBenchArgs, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)
         .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
-    // An earlier invocation's runs go first: a run that fails must not
-    // leave older ones to be read with the new (`--render-only`).
+    // An earlier invocation's runs, tables and plots go first: a run that
+    // fails must not leave older ones to be read with the new
+    // (`--render-only`), or to stand as this invocation's.
     let entries = std::fs::read_dir(dir)
         .map_err(|err| XtaskError::failed(format!("reading {}: {err}", dir.display())))?;
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with("run_") && name.ends_with(".json") {
+        let ours = (name.starts_with("run_") && name.ends_with(".json"))
+            || name == "tables.md"
+            || name.ends_with(".svg");
+        if ours {
             std::fs::remove_file(entry.path()).map_err(|err| {
                 XtaskError::failed(format!("removing {}: {err}", entry.path().display()))
             })?;

@@ -36,8 +36,8 @@
 //! A pool of one worker runs both halves in place, `first` then `second`,
 //! with nothing spawned: no other worker could run the half, and the
 //! spawned path would run it here too, after an allocation, a push and a
-//! take-back (15 ns a node of a join tree at one worker, against 36-38,
-//! measured). The order and the panics are the same; `jobs_run` can
+//! take-back (15-19 ns a node of a join tree at one worker, against
+//! 36-38, measured). The order and the panics are the same; `jobs_run` can
 //! differ: where the spawned path could not take its job back (a plain
 //! job spawned after it, a join in a private job started from idle), the
 //! job stayed queued and ran later as a counted no-op, and here there is
