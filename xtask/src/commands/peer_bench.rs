@@ -107,7 +107,7 @@ pub fn run(args: &PeerBenchArgs) -> Result<()> {
     let cells = line_up(&runs)?;
     let first = &runs[0];
     let tables = format!(
-        "{} run(s) of `peer_bench --repeats {} --jobs {} --idle-ms {}` on {} host cores; each cell: each run's median.\n\n{}\n{}\nSleeps per job (voluntary context switches of every thread):\n\n{}",
+        "{} run(s) of `peer_bench --repeats {} --jobs {} --idle-ms {}` on {} host cores; each cell: each run's median.\n\n{}\n{}\nBlocking sleeps per job of the pool's threads (their voluntary context switches; the spawning and pacing thread's not counted):\n\n{}",
         runs.len(),
         first.repeats,
         first.jobs,
