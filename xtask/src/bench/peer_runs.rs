@@ -264,61 +264,81 @@ fn ratio(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_string(), |r| format!("{r:.2}"))
 }
 
-/// The throughput table: each run's median per pool (ns per job), vigil
-/// over the faster peer, and vigil's unparks per job.
-pub fn throughput_table(cells: &[CellAcrossRuns<'_>]) -> String {
+/// A per-run column after the pools': its heading and each run's text.
+type Column<'f> = (&'f str, &'f dyn Fn(&PeerCell) -> String);
+
+/// A table of `cells`, one row each: per pool in `pools` each run's
+/// `value` ("-" where the cell's unit has no such pool), then `columns`.
+fn table<'c, 'a: 'c>(
+    cells: impl Iterator<Item = &'c CellAcrossRuns<'a>>,
+    pools: &[&str],
+    value: impl Fn(&PeerCell, &str) -> String,
+    columns: &[Column<'_>],
+) -> String {
+    let headings: Vec<&str> = pools
+        .iter()
+        .copied()
+        .chain(columns.iter().map(|column| column.0))
+        .collect();
     let mut table = format!(
-        "| shape | workers | {} | vigil / faster peer | vigil unparks/job |\n|---|---:|{}---:|---:|\n",
-        THROUGHPUT_POOLS.join(" | "),
-        "---:|".repeat(THROUGHPUT_POOLS.len())
+        "| shape | workers | {} |\n|---|---:|{}\n",
+        headings.join(" | "),
+        "---:|".repeat(headings.len())
     );
-    for cell in cells.iter().filter(|c| c.unit == Unit::NsPerJob) {
+    for cell in cells {
         let mut row = format!("| {} | {} |", cell.shape, cell.workers);
-        for pool in THROUGHPUT_POOLS {
-            let _ = write!(
-                row,
-                " {} |",
-                per_run(cell, |run| format!("{:.0}", run.median(pool)))
-            );
+        for pool in pools {
+            let text = if cell.runs[0].pools().contains(pool) {
+                per_run(cell, |run| value(run, pool))
+            } else {
+                "-".to_string()
+            };
+            let _ = write!(row, " {text} |");
         }
-        let _ = writeln!(
-            row,
-            " {} | {} |",
-            per_run(cell, |run| ratio(run.vigil_over_best_peer())),
-            per_run(cell, |run| format!("{:.3}", run.unparks_per_job()))
-        );
+        for (_, column) in columns {
+            let _ = write!(row, " {} |", per_run(cell, column));
+        }
+        row.push('\n');
         table.push_str(&row);
     }
     table
+}
+
+/// The throughput table: each run's median per pool (ns per job), vigil
+/// over the faster peer, and vigil's unparks per job.
+pub fn throughput_table(cells: &[CellAcrossRuns<'_>]) -> String {
+    table(
+        cells.iter().filter(|c| c.unit == Unit::NsPerJob),
+        &THROUGHPUT_POOLS,
+        |run, pool| format!("{:.0}", run.median(pool)),
+        &[
+            ("vigil / faster peer", &|run| {
+                ratio(run.vigil_over_best_peer())
+            }),
+            ("vigil unparks/job", &|run| {
+                format!("{:.3}", run.unparks_per_job())
+            }),
+        ],
+    )
 }
 
 /// The idle table: each run's median per pool (CPU seconds per wall
 /// second), then vigil's own cost over the better peer's own and over one
 /// parked thread's own.
 pub fn idle_table(cells: &[CellAcrossRuns<'_>]) -> String {
-    let mut table = format!(
-        "| shape | workers | {} | vigil's own / best peer's own | vigil's own / parked thread's own |\n|---|---:|{}---:|---:|\n",
-        IDLE_POOLS.join(" | "),
-        "---:|".repeat(IDLE_POOLS.len())
-    );
-    for cell in cells.iter().filter(|c| c.unit == Unit::CpuPerWall) {
-        let mut row = format!("| {} | {} |", cell.shape, cell.workers);
-        for pool in IDLE_POOLS {
-            let _ = write!(
-                row,
-                " {} |",
-                per_run(cell, |run| format!("{:.4}", run.median(pool)))
-            );
-        }
-        let _ = writeln!(
-            row,
-            " {} | {} |",
-            per_run(cell, |run| ratio(run.vigil_over_best_peer())),
-            per_run(cell, |run| ratio(run.vigil_over_parked_thread()))
-        );
-        table.push_str(&row);
-    }
-    table
+    table(
+        cells.iter().filter(|c| c.unit == Unit::CpuPerWall),
+        &IDLE_POOLS,
+        |run, pool| format!("{:.4}", run.median(pool)),
+        &[
+            ("vigil's own / best peer's own", &|run| {
+                ratio(run.vigil_over_best_peer())
+            }),
+            ("vigil's own / parked thread's own", &|run| {
+                ratio(run.vigil_over_parked_thread())
+            }),
+        ],
+    )
 }
 
 /// The sleeps table: each run's median sleeps per job per pool (the
@@ -327,28 +347,14 @@ pub fn idle_table(cells: &[CellAcrossRuns<'_>]) -> String {
 /// references: no pool, no thread to sleep; one parked thread, one sleep
 /// a job).
 pub fn sleeps_table(cells: &[CellAcrossRuns<'_>]) -> String {
-    let pools = IDLE_POOLS;
-    let mut table = format!(
-        "| shape | workers | {} |\n|---|---:|{}\n",
-        pools.join(" | "),
-        "---:|".repeat(pools.len())
-    );
     let throughput = cells.iter().filter(|c| c.unit == Unit::NsPerJob);
     let idle = cells.iter().filter(|c| c.unit == Unit::CpuPerWall);
-    for cell in throughput.chain(idle) {
-        let mut row = format!("| {} | {} |", cell.shape, cell.workers);
-        for pool in pools {
-            let text = if cell.runs[0].pools().contains(&pool) {
-                per_run(cell, |run| format!("{:.3}", run.sleeps(pool)))
-            } else {
-                "-".to_string()
-            };
-            let _ = write!(row, " {text} |");
-        }
-        row.push('\n');
-        table.push_str(&row);
-    }
-    table
+    table(
+        throughput.chain(idle),
+        &IDLE_POOLS,
+        |run, pool| format!("{:.3}", run.sleeps(pool)),
+        &[],
+    )
 }
 
 #[cfg(test)]
