@@ -2,11 +2,47 @@
 
 use qemu_tests::{boot, describe};
 use vigil_proto::stats_line::HostStats;
-use xtask::Verdict;
+use xtask::guest::laplace_check::ChecksumCheck;
 use xtask::guest::vigil_stats::VigilStats;
+use xtask::{RunOutcome, Verdict};
 
 /// Debug kernel, 4 vCPUs on 2 host cores: seconds, with room to spare.
 const LAPLACE_TIMEOUT_S: u64 = 300;
+
+/// Boots Laplace with `params` at 4 vCPUs and checks that it succeeded
+/// with one result line, the host's bit for bit (`what` names the boot in
+/// a failure): the outcome and that line's check.
+fn boot_matching_the_host(params: &[&str], what: &str) -> (RunOutcome, ChecksumCheck) {
+    let outcome = boot(4, LAPLACE_TIMEOUT_S, params);
+    assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
+    let [check] = outcome.checksum_checks.as_slice() else {
+        panic!(
+            "{what}: expected one checked result line, got {:?}\n{}",
+            outcome.checksum_checks,
+            describe(&outcome)
+        );
+    };
+    let check = *check;
+    assert!(
+        check.matches(),
+        "{what}: {}\n{}",
+        check.describe(),
+        describe(&outcome)
+    );
+    (outcome, check)
+}
+
+/// The boot's `VIGIL-STATS` host half and its `round trial:` line, if any.
+fn host_stats_and_trial_line(outcome: &RunOutcome) -> (HostStats, Option<&str>) {
+    let stats = VigilStats::find_in(&outcome.serial)
+        .expect("a VIGIL-STATS line")
+        .expect("a VIGIL-STATS line that parses");
+    let trial_line = outcome
+        .serial
+        .lines()
+        .find(|line| line.contains("round trial:"));
+    (stats.host.clone(), trial_line)
+}
 
 /// Both pools, one boot each: the pinned pool splits the grid into one
 /// block per core, the stealing pool into the chunks `chunks=` fixes (its
@@ -17,21 +53,7 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
     for (pool, blocks) in [("pool=pinned", 4), ("pool=steal chunks=3", 3)] {
         let mut params = vec!["workload=laplace", "size=64", "iterations=1000"];
         params.extend(pool.split(' '));
-        let outcome = boot(4, LAPLACE_TIMEOUT_S, &params);
-        assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
-        let [check] = outcome.checksum_checks.as_slice() else {
-            panic!(
-                "expected one checked result line, got {:?}\n{}",
-                outcome.checksum_checks,
-                describe(&outcome)
-            );
-        };
-        assert!(
-            check.matches(),
-            "{}\n{}",
-            check.describe(),
-            describe(&outcome)
-        );
+        let (outcome, check) = boot_matching_the_host(&params, pool);
         assert_eq!(
             check.guest.workers,
             blocks,
@@ -69,28 +91,9 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             "parallelism=1",
             trial,
         ];
-        let outcome = boot(4, LAPLACE_TIMEOUT_S, &params);
-        assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
-        let [check] = outcome.checksum_checks.as_slice() else {
-            panic!(
-                "{trial}: expected one checked result line\n{}",
-                describe(&outcome)
-            );
-        };
-        assert!(
-            check.matches(),
-            "{trial}: {}\n{}",
-            check.describe(),
-            describe(&outcome)
-        );
-        let stats = VigilStats::find_in(&outcome.serial)
-            .expect("a VIGIL-STATS line")
-            .expect("a VIGIL-STATS line that parses");
-        let host = &stats.host;
-        let trial_line = outcome
-            .serial
-            .lines()
-            .find(|line| line.contains("round trial:"));
+        let (outcome, check) = boot_matching_the_host(&params, trial);
+        let (host, trial_line) = host_stats_and_trial_line(&outcome);
+        let host = &host;
         assert_eq!(host.plan_pool, "steal", "{trial}: {}", describe(&outcome));
         assert_eq!(
             check.guest.workers,
@@ -148,25 +151,9 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
 fn the_default_plan_runs_the_blocks_its_plan_or_trial_says() {
     let iterations = 200;
     let params = ["workload=laplace", "size=24", "iterations=200"];
-    let outcome = boot(4, LAPLACE_TIMEOUT_S, &params);
-    assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
-    let [check] = outcome.checksum_checks.as_slice() else {
-        panic!("expected one checked result line\n{}", describe(&outcome));
-    };
-    assert!(
-        check.matches(),
-        "{}\n{}",
-        check.describe(),
-        describe(&outcome)
-    );
-    let stats = VigilStats::find_in(&outcome.serial)
-        .expect("a VIGIL-STATS line")
-        .expect("a VIGIL-STATS line that parses");
-    let host = &stats.host;
-    let trial_line = outcome
-        .serial
-        .lines()
-        .find(|line| line.contains("round trial:"));
+    let (outcome, _) = boot_matching_the_host(&params, "default plan");
+    let (host, trial_line) = host_stats_and_trial_line(&outcome);
+    let host = &host;
     assert_eq!(
         host.blocks_run,
         expected_blocks(host, trial_line, iterations),
