@@ -573,6 +573,16 @@ pub struct Stealable<T> {
 /// the items (Relaxed: a stale count only changes how many cores a chooser
 /// wakes; a pusher whose item a chooser did not count reads the idle count
 /// itself, as above).
+///
+/// Each queue has its cache lines to itself (128 bytes: x86's adjacent-line
+/// prefetcher moves lines in pairs, and some AArch64 cores have 128-byte
+/// lines): its owner writes the lock word, `len` and `added` at every push
+/// and take-back, and with the queues 56 bytes apart two owners' pushes
+/// moved one line between their cores. Measured (a join tree of 2^20
+/// leaves, 2 workers on 2 host cores, each running half the leaves): 55-56
+/// ns a node packed, and the lock's compare-exchange in `push_local` took
+/// two thirds of that function's samples.
+#[repr(align(128))]
 struct LocalQueue<T> {
     items: Mutex<VecDeque<T>>,
     len: AtomicUsize,
