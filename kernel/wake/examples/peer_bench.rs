@@ -56,6 +56,13 @@
 //!   tokio: the second child spawned, the first awaited in place, then the
 //!   second's handle awaited): a node waits for its children, and a worker
 //!   runs its own tree depth first.
+//! * `join-tree-static`: the same join tree, the counter reached through a
+//!   `&'static` for every pool. In `join-tree` vigil's and tokio's second
+//!   halves, which must be `'static`, each own an `Arc` of it, cloned at
+//!   every node by whichever worker runs the node, so the workers share
+//!   its reference count; rayon's borrowed halves do not. This shape is
+//!   the tree without that count: what the pools cost when the shared data
+//!   is `'static` already (rayon's code is the same in both shapes).
 //! * `round-robin`: J jobs dispatched from outside, one per worker in
 //!   turn: seed 001's dispatch. vigil: private submits; rayon and tokio:
 //!   `spawn` (the same as `spawn-outside` for them).
@@ -76,6 +83,7 @@
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::{self, Thread};
@@ -129,12 +137,13 @@ enum Shape {
     ForkJoin,
     ForkJoinFifo,
     JoinTree,
+    JoinTreeStatic,
     RoundRobin,
     Idle1Ms,
     Idle10Ms,
 }
 
-const SHAPES: [Shape; 13] = [
+const SHAPES: [Shape; 14] = [
     Shape::SpawnOutside,
     Shape::SpawnOutsideBusy,
     Shape::SpawnWorker,
@@ -145,6 +154,7 @@ const SHAPES: [Shape; 13] = [
     Shape::ForkJoin,
     Shape::ForkJoinFifo,
     Shape::JoinTree,
+    Shape::JoinTreeStatic,
     Shape::RoundRobin,
     Shape::Idle1Ms,
     Shape::Idle10Ms,
@@ -163,6 +173,7 @@ impl Shape {
             Self::ForkJoin => "fork-join",
             Self::ForkJoinFifo => "fork-join-fifo",
             Self::JoinTree => "join-tree",
+            Self::JoinTreeStatic => "join-tree-static",
             Self::RoundRobin => "round-robin",
             Self::Idle1Ms => "idle-1ms",
             Self::Idle10Ms => "idle-10ms",
@@ -544,6 +555,25 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             done.wait_parked();
             2 * leaves - 1
         }
+        Shape::JoinTreeStatic => {
+            let depth = (usize::BITS - (jobs + 1).leading_zeros()).saturating_sub(2);
+            let leaves = 1usize << depth;
+            let done = Done::new(leaves);
+            // Leaked on purpose: one `Arc` (a pointer) per repeat, so that
+            // the tree's halves hold a `&'static` and clone no count.
+            let d: &'static Arc<Done> = Box::leak(Box::new(Arc::clone(&done)));
+            let d: &'static Done = d;
+            match running {
+                Running::Vigil(p) => p.spawn(move |w| vigil_join_tree(w, depth, &d)),
+                Running::Rayon(p) => p.spawn(move || rayon_join_tree(depth, d)),
+                Running::Tokio(rt) => drop(rt.spawn(tokio_join_tree(depth, d))),
+                Running::Floor | Running::OneParkedThread(_) => {
+                    unreachable!("no pool runs a throughput shape")
+                }
+            }
+            done.wait_parked();
+            2 * leaves - 1
+        }
         Shape::Idle1Ms | Shape::Idle10Ms => unreachable!("idle shapes are not timed"),
     };
     (start.elapsed().as_nanos() as f64, counted)
@@ -654,14 +684,18 @@ fn tokio_tree(depth: u32, done: Arc<Done>) {
 }
 
 /// A join tree: each node joins its two children (the second half needs
-/// its own `Arc`: it may run on another worker, past this frame).
-fn vigil_join_tree(w: &Worker<'_>, depth: u32, done: &Arc<Done>) {
+/// its own handle on the counter: it may run on another worker, past this
+/// frame; an `Arc`, cloned here, or a `&'static`, copied).
+fn vigil_join_tree<D>(w: &Worker<'_>, depth: u32, done: &D)
+where
+    D: Deref<Target = Done> + Clone + Send + 'static,
+{
     if depth == 0 {
         done.job_ran();
         return;
     }
     black_box(work());
-    let other = Arc::clone(done);
+    let other = done.clone();
     w.join(
         |w| vigil_join_tree(w, depth - 1, done),
         move |w| vigil_join_tree(w, depth - 1, &other),
@@ -682,17 +716,20 @@ fn rayon_join_tree(depth: u32, done: &Done) {
 
 /// tokio's fork-join: the second child spawned, the first awaited here,
 /// then the second's handle.
-fn tokio_join_tree(
+fn tokio_join_tree<D>(
     depth: u32,
-    done: Arc<Done>,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    done: D,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+where
+    D: Deref<Target = Done> + Clone + Send + Sync + 'static,
+{
     Box::pin(async move {
         if depth == 0 {
             done.job_ran();
             return;
         }
         black_box(work());
-        let second = tokio::spawn(tokio_join_tree(depth - 1, Arc::clone(&done)));
+        let second = tokio::spawn(tokio_join_tree(depth - 1, done.clone()));
         tokio_join_tree(depth - 1, done).await;
         // The last leaf ends the timing, and the runtime's shutdown then
         // cancels the tasks still awaiting their second child: not an
