@@ -1572,6 +1572,31 @@ mod tests {
         assert_eq!(pool.snapshot().queued, 0);
     }
 
+    /// Two owners' pushes write their own queues' lock words and counts:
+    /// no two queues may share a cache line (or the pair x86's
+    /// adjacent-line prefetcher moves together), or every push moves a
+    /// line between the owners' cores (`LocalQueue`'s doc has the
+    /// measurement).
+    #[test]
+    fn each_local_queue_has_its_cache_lines_to_itself() {
+        const LINES_BYTES: usize = 128;
+        let pool = Stealable::<u32>::with_local_queues(3);
+        let starts: Vec<usize> = pool
+            .locals
+            .iter()
+            .map(|local| core::ptr::from_ref(local) as usize)
+            .collect();
+        for (core, window) in starts.windows(2).enumerate() {
+            assert_eq!(window[0] % LINES_BYTES, 0, "queue {core} starts mid-line");
+            assert!(
+                window[1] - window[0] >= LINES_BYTES,
+                "queues {core} and {} are {} bytes apart",
+                core + 1,
+                window[1] - window[0]
+            );
+        }
+    }
+
     #[test]
     fn a_push_onto_an_own_queue_wakes_one_idle_core_per_uncovered_item() {
         let pool = Stealable::with_local_queues(4);
