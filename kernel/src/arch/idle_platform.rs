@@ -77,9 +77,9 @@ impl Platform for CorePlatform {
         // Relaxed: written by this core's own handlers (program order with
         // the interrupt), read on this core.
         InterruptCounts {
-            wake: COUNTS.wake[self.core].load(Ordering::Relaxed),
-            probe: COUNTS.probe[self.core].load(Ordering::Relaxed),
-            timer: COUNTS.timer[self.core].load(Ordering::Relaxed),
+            wake: COUNTS[self.core].wake.load(Ordering::Relaxed),
+            probe: COUNTS[self.core].probe.load(Ordering::Relaxed),
+            timer: COUNTS[self.core].timer.load(Ordering::Relaxed),
         }
     }
 

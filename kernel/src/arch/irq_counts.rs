@@ -12,32 +12,47 @@ use spin::RwLock;
 /// size, so the number is the protocol crate's.
 pub const MAX_CORES: usize = vigil_proto::debug_table::MAX_CORES;
 
-/// Per-core interrupt counts. Each core writes only its own entries.
+/// One core's interrupt counts, written by that core only (its handlers
+/// bump them at every interrupt), read by anyone (statistics, the
+/// watchdog, tests). A cache line of its own: packed as one array per
+/// count, eight cores' counts shared each line, and every wake IPI or timer
+/// tick on one core took the line from the seven others, on hardware and
+/// under TCG alike (a guest's atomics are the host's, on guest memory).
 #[derive(Debug)]
-pub struct IrqCounts {
+#[repr(align(64))]
+pub struct CoreIrqCounts {
     /// Wake IPIs received.
-    pub wake: [AtomicU64; MAX_CORES],
+    pub wake: AtomicU64,
     /// Timer interrupts received.
-    pub timer: [AtomicU64; MAX_CORES],
+    pub timer: AtomicU64,
     /// TSC at the last timer interrupt.
-    pub timer_last_tsc: [AtomicU64; MAX_CORES],
+    pub timer_last_tsc: AtomicU64,
     /// Test-vector IPIs received.
-    pub test: [AtomicU64; MAX_CORES],
+    pub test: AtomicU64,
     /// Lost-wakeup probes received.
-    pub probe: [AtomicU64; MAX_CORES],
+    pub probe: AtomicU64,
     /// Spurious interrupts.
-    pub spurious: [AtomicU64; MAX_CORES],
+    pub spurious: AtomicU64,
 }
 
-/// The counters, for tests and statistics.
-pub static COUNTS: IrqCounts = IrqCounts {
-    wake: [const { AtomicU64::new(0) }; MAX_CORES],
-    timer: [const { AtomicU64::new(0) }; MAX_CORES],
-    timer_last_tsc: [const { AtomicU64::new(0) }; MAX_CORES],
-    test: [const { AtomicU64::new(0) }; MAX_CORES],
-    probe: [const { AtomicU64::new(0) }; MAX_CORES],
-    spurious: [const { AtomicU64::new(0) }; MAX_CORES],
-};
+impl CoreIrqCounts {
+    const fn new() -> Self {
+        Self {
+            wake: AtomicU64::new(0),
+            timer: AtomicU64::new(0),
+            timer_last_tsc: AtomicU64::new(0),
+            test: AtomicU64::new(0),
+            probe: AtomicU64::new(0),
+            spurious: AtomicU64::new(0),
+        }
+    }
+}
+
+// A build that packs two cores' counts into one line fails here.
+const _: () = assert!(core::mem::align_of::<CoreIrqCounts>() >= 64);
+
+/// The counters, by core index, for tests and statistics.
+pub static COUNTS: [CoreIrqCounts; MAX_CORES] = [const { CoreIrqCounts::new() }; MAX_CORES];
 
 /// Hook run (with the receiving core's index) by the test-vector handler.
 static TEST_HOOK: RwLock<Option<fn(usize)>> = RwLock::new(None);

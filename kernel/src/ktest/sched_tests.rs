@@ -131,7 +131,7 @@ fn burst() -> TestResult {
     }
     wait_all_others_halted()?;
     let irqs_before: Vec<u64> = (0..n)
-        .map(|c| COUNTS.wake[c].load(Ordering::Relaxed))
+        .map(|c| COUNTS[c].wake.load(Ordering::Relaxed))
         .collect();
     // Sender-side count of this core (the only waker of the sleepers): the
     // sleepers' exits wake this task back, and this core may halt in the
@@ -155,7 +155,7 @@ fn burst() -> TestResult {
     for c in 1..n {
         let seen = sleepers[c].wakes_seen.load(Ordering::Relaxed);
         ensure!(seen == 1, "sleeper on core {c} ran its wake {seen} times");
-        let irqs = COUNTS.wake[c].load(Ordering::Relaxed) - irqs_before[c];
+        let irqs = COUNTS[c].wake.load(Ordering::Relaxed) - irqs_before[c];
         ensure!(
             irqs == 1,
             "halted core {c} took {irqs} wake IPIs, expected 1"

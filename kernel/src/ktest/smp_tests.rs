@@ -171,7 +171,7 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
     for flag in [&GO, &READY, &RETURNED] {
         flag.store(false, Ordering::Relaxed);
     }
-    let ipis_before = COUNTS.test[1].load(Ordering::Relaxed);
+    let ipis_before = COUNTS[1].test.load(Ordering::Relaxed);
     let job = Arc::new(move |_me: usize| {
         // Interrupts on while waiting, so that a wake IPI still pending
         // from the job's own delivery is taken now, not by the halt below.
@@ -202,7 +202,7 @@ fn halt_scenario(wait_until_pending: bool, delay_us: u64) -> TestResult {
     ipi::send(cores::apic_id(1), TEST_VECTOR);
     wait_flag(&RETURNED, "core 1 returning from its halt")?;
     remote_call::join(waiter)?;
-    let ipis = COUNTS.test[1].load(Ordering::Relaxed) - ipis_before;
+    let ipis = COUNTS[1].test.load(Ordering::Relaxed) - ipis_before;
     ensure!(ipis == 1, "core 1 took {ipis} test IPIs, expected 1");
     Ok(())
 }
@@ -237,10 +237,10 @@ fn oneshot_timer() -> TestResult {
         timer::cancel();
         interrupts::enable();
         interrupts::disable();
-        let before = COUNTS.timer[me].load(Ordering::Relaxed);
+        let before = COUNTS[me].timer.load(Ordering::Relaxed);
         let armed = tsc::now();
         timer::arm_oneshot_us(TIMER_DEADLINE_US);
-        while COUNTS.timer[me].load(Ordering::Relaxed) == before {
+        while COUNTS[me].timer.load(Ordering::Relaxed) == before {
             // A timer interrupt ends the halt; interrupts are off again
             // when the loop re-checks.
             halt::enable_interrupts_and_halt();
@@ -251,10 +251,10 @@ fn oneshot_timer() -> TestResult {
             );
         }
         interrupts::enable();
-        let fired = COUNTS.timer_last_tsc[me].load(Ordering::Relaxed);
+        let fired = COUNTS[me].timer_last_tsc.load(Ordering::Relaxed);
         let elapsed_us = tsc::ticks_to_us(fired.saturating_sub(armed));
         tsc::spin_us(QUIET_AFTER_US);
-        let fires = COUNTS.timer[me].load(Ordering::Relaxed) - before;
+        let fires = COUNTS[me].timer.load(Ordering::Relaxed) - before;
         ensure!(fires == 1, "timer fired {fires} times");
         ensure!(
             elapsed_us + CALIBRATION_SLACK_US >= TIMER_DEADLINE_US,

@@ -100,7 +100,7 @@ fn core_stats(i: usize, core: &CoreSched) -> CoreStats {
         polls_stolen: get(&s.polls_stolen),
         idle_us: tsc::ticks_to_us(get(&s.idle_ticks)),
         halted_us: tsc::ticks_to_us(get(&s.halted_ticks)),
-        wake_irqs: interrupt_vectors::COUNTS.wake[i].load(Ordering::Relaxed),
+        wake_irqs: interrupt_vectors::COUNTS[i].wake.load(Ordering::Relaxed),
         wake_ipis_to,
         ipi_wakes_with_work: with_work,
         needless_ipis: wake_ipis_to.saturating_sub(with_work),

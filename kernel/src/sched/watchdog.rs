@@ -299,7 +299,7 @@ pub fn report(me: usize, at: FoundAt, batch: &VecDeque<Inbound>) {
         "  counts: notifies finished {}, items drained {}, wake IRQs {} (at halt {}), wake IPIs sent to it {} (at halt {}), episode {}, wake IPI pending now {}",
         counts.notify_finished,
         counts.drained,
-        COUNTS.wake[me].load(Ordering::Relaxed),
+        COUNTS[me].wake.load(Ordering::Relaxed),
         counts.wake_irqs_at_halt,
         wake_ipi::sent_to(me),
         counts.sent_at_halt,

@@ -34,24 +34,26 @@ pub fn handle_irq() {
     let intid = gic::acknowledge();
     let core = percpu::current_index();
     if intid >= gic::SPECIAL_INTID {
-        COUNTS.spurious[core].fetch_add(1, Ordering::Relaxed);
+        COUNTS[core].spurious.fetch_add(1, Ordering::Relaxed);
         return;
     }
     match intid {
         i if i == u32::from(WAKE_VECTOR) => {
-            COUNTS.wake[core].fetch_add(1, Ordering::Relaxed);
+            COUNTS[core].wake.fetch_add(1, Ordering::Relaxed);
         }
         i if i == u32::from(PROBE_VECTOR) => {
-            COUNTS.probe[core].fetch_add(1, Ordering::Relaxed);
+            COUNTS[core].probe.fetch_add(1, Ordering::Relaxed);
         }
         i if i == u32::from(TEST_VECTOR) => {
-            COUNTS.test[core].fetch_add(1, Ordering::Relaxed);
+            COUNTS[core].test.fetch_add(1, Ordering::Relaxed);
             run_test_hook(core);
         }
         i if i == u32::from(TIMER_VECTOR) => {
             timer::acknowledge();
-            COUNTS.timer_last_tsc[core].store(tsc::now(), Ordering::Relaxed);
-            COUNTS.timer[core].fetch_add(1, Ordering::Relaxed);
+            COUNTS[core]
+                .timer_last_tsc
+                .store(tsc::now(), Ordering::Relaxed);
+            COUNTS[core].timer.fetch_add(1, Ordering::Relaxed);
         }
         other => crate::println!("unexpected interrupt INTID {other}"),
     }

@@ -37,24 +37,30 @@ pub fn install(idt: &mut InterruptDescriptorTable) {
 
 extern "x86-interrupt" fn timer(_frame: InterruptStackFrame) {
     let core = percpu::current_index();
-    COUNTS.timer_last_tsc[core].store(super::tsc::now(), Ordering::Relaxed);
-    COUNTS.timer[core].fetch_add(1, Ordering::Relaxed);
+    COUNTS[core]
+        .timer_last_tsc
+        .store(super::tsc::now(), Ordering::Relaxed);
+    COUNTS[core].timer.fetch_add(1, Ordering::Relaxed);
     lapic::eoi();
 }
 
 extern "x86-interrupt" fn wake(_frame: InterruptStackFrame) {
-    COUNTS.wake[percpu::current_index()].fetch_add(1, Ordering::Relaxed);
+    COUNTS[percpu::current_index()]
+        .wake
+        .fetch_add(1, Ordering::Relaxed);
     lapic::eoi();
 }
 
 extern "x86-interrupt" fn probe(_frame: InterruptStackFrame) {
-    COUNTS.probe[percpu::current_index()].fetch_add(1, Ordering::Relaxed);
+    COUNTS[percpu::current_index()]
+        .probe
+        .fetch_add(1, Ordering::Relaxed);
     lapic::eoi();
 }
 
 extern "x86-interrupt" fn test(_frame: InterruptStackFrame) {
     let core = percpu::current_index();
-    COUNTS.test[core].fetch_add(1, Ordering::Relaxed);
+    COUNTS[core].test.fetch_add(1, Ordering::Relaxed);
     run_test_hook(core);
     lapic::eoi();
 }
@@ -66,5 +72,7 @@ extern "x86-interrupt" fn error(_frame: InterruptStackFrame) {
 }
 
 extern "x86-interrupt" fn spurious(_frame: InterruptStackFrame) {
-    COUNTS.spurious[percpu::current_index()].fetch_add(1, Ordering::Relaxed);
+    COUNTS[percpu::current_index()]
+        .spurious
+        .fetch_add(1, Ordering::Relaxed);
 }
