@@ -595,6 +595,11 @@ struct LocalQueue<T> {
     added: ObservedU64,
 }
 
+// A build that lets two local queues share a line (or a prefetched pair)
+// fails here; the unit test `each_local_queue_has_its_cache_lines_to_itself`
+// checks the addresses too.
+const _: () = assert!(core::mem::align_of::<LocalQueue<()>>() >= 128);
+
 /// A core's two flags outside the lock: how a core busy with pinned work
 /// keeps its registration (no lock on a pinned-only wake) and still never
 /// holds the search.
