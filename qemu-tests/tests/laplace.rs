@@ -41,7 +41,7 @@ fn host_stats_and_trial_line(outcome: &RunOutcome) -> (HostStats, Option<&str>) 
         .serial
         .lines()
         .find(|line| line.contains("round trial:"));
-    (stats.host.clone(), trial_line)
+    (stats.0.host, trial_line)
 }
 
 /// Both pools, one boot each: the pinned pool splits the grid into one
@@ -92,8 +92,7 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             trial,
         ];
         let (outcome, check) = boot_matching_the_host(&params, trial);
-        let (host, trial_line) = host_stats_and_trial_line(&outcome);
-        let host = &host;
+        let (ref host, trial_line) = host_stats_and_trial_line(&outcome);
         assert_eq!(host.plan_pool, "steal", "{trial}: {}", describe(&outcome));
         assert_eq!(
             check.guest.workers,
@@ -152,8 +151,7 @@ fn the_default_plan_runs_the_blocks_its_plan_or_trial_says() {
     let iterations = 200;
     let params = ["workload=laplace", "size=24", "iterations=200"];
     let (outcome, _) = boot_matching_the_host(&params, "default plan");
-    let (host, trial_line) = host_stats_and_trial_line(&outcome);
-    let host = &host;
+    let (ref host, trial_line) = host_stats_and_trial_line(&outcome);
     assert_eq!(
         host.blocks_run,
         expected_blocks(host, trial_line, iterations),

@@ -539,38 +539,19 @@ fn timed(shape: Shape, running: &Running, workers: usize, jobs: usize) -> (f64, 
             done.wait_parked();
             2 * leaves - 1
         }
-        Shape::JoinTree => {
+        Shape::JoinTree | Shape::JoinTreeStatic => {
             let depth = (usize::BITS - (jobs + 1).leading_zeros()).saturating_sub(2);
             let leaves = 1usize << depth;
             let done = Done::new(leaves);
-            let d = Arc::clone(&done);
-            match running {
-                Running::Vigil(p) => p.spawn(move |w| vigil_join_tree(w, depth, &d)),
-                Running::Rayon(p) => p.spawn(move || rayon_join_tree(depth, &d)),
-                Running::Tokio(rt) => drop(rt.spawn(tokio_join_tree(depth, d))),
-                Running::Floor | Running::OneParkedThread(_) => {
-                    unreachable!("no pool runs a throughput shape")
-                }
-            }
-            done.wait_parked();
-            2 * leaves - 1
-        }
-        Shape::JoinTreeStatic => {
-            let depth = (usize::BITS - (jobs + 1).leading_zeros()).saturating_sub(2);
-            let leaves = 1usize << depth;
-            let done = Done::new(leaves);
-            // Leaked on purpose, so that the tree's halves hold a
-            // `&'static` and clone no count: one boxed `Arc` and its `Done`
-            // (about 80 bytes) per repeat, a few dozen per process.
-            let d: &'static Arc<Done> = Box::leak(Box::new(Arc::clone(&done)));
-            let d: &'static Done = d;
-            match running {
-                Running::Vigil(p) => p.spawn(move |w| vigil_join_tree(w, depth, &d)),
-                Running::Rayon(p) => p.spawn(move || rayon_join_tree(depth, d)),
-                Running::Tokio(rt) => drop(rt.spawn(tokio_join_tree(depth, d))),
-                Running::Floor | Running::OneParkedThread(_) => {
-                    unreachable!("no pool runs a throughput shape")
-                }
+            if shape == Shape::JoinTree {
+                spawn_join_tree(running, depth, Arc::clone(&done));
+            } else {
+                // Leaked on purpose, so that the tree's halves hold a
+                // `&'static` and clone no count: one boxed `Arc` and its
+                // `Done` (about 80 bytes) per repeat, a few dozen per
+                // process.
+                let d: &'static Arc<Done> = Box::leak(Box::new(Arc::clone(&done)));
+                spawn_join_tree::<&'static Done>(running, depth, d);
             }
             done.wait_parked();
             2 * leaves - 1
@@ -682,6 +663,22 @@ fn tokio_tree(depth: u32, done: Arc<Done>) {
     let other = Arc::clone(&done);
     drop(tokio::spawn(async move { tokio_tree(depth - 1, other) }));
     drop(tokio::spawn(async move { tokio_tree(depth - 1, done) }));
+}
+
+/// Starts a join tree of `depth` on `running`, every node reaching the
+/// counter through `done` (an `Arc`, or a `&'static`: the two join shapes).
+fn spawn_join_tree<D>(running: &Running, depth: u32, done: D)
+where
+    D: Deref<Target = Done> + Clone + Send + Sync + 'static,
+{
+    match running {
+        Running::Vigil(p) => p.spawn(move |w| vigil_join_tree(w, depth, &done)),
+        Running::Rayon(p) => p.spawn(move || rayon_join_tree(depth, &done)),
+        Running::Tokio(rt) => drop(rt.spawn(tokio_join_tree(depth, done))),
+        Running::Floor | Running::OneParkedThread(_) => {
+            unreachable!("no pool runs a throughput shape")
+        }
+    }
 }
 
 /// A join tree: each node joins its two children (the second half needs
