@@ -839,6 +839,22 @@ impl<T> Stealable<T> {
         item
     }
 
+    /// Whether core `me`'s own queue holds an item and no core is
+    /// registered idle: every core that could steal is busy or already
+    /// chosen to search for a queued item. A hint for the owner, which runs
+    /// a fork-join's halves in place when it holds (no decision of the rule
+    /// reads it). Relaxed loads, no lock: only the owner adds to its queue,
+    /// so a length it reads stale is one a thief's steal has not yet
+    /// lowered, and a stale idle count one a registration or a choice has
+    /// not yet changed; either only moves one join between in place and
+    /// spawned, both correct.
+    pub fn own_queue_feeds_thieves(&self, me: usize) -> bool {
+        self.locals
+            .get(me)
+            .is_some_and(|local| local.len.load(Ordering::Relaxed) > 0)
+            && self.idle_for_pushers.load(Ordering::Relaxed) == 0
+    }
+
     /// Core `me`, running its own task, takes back the item it pushed last
     /// onto its own queue, if that item is still there, the newest, and
     /// `is_it` says it is the one (a fork-join's second half that the core

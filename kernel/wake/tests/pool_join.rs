@@ -1,7 +1,8 @@
 //! `Worker::join` on real threads: a one-worker pool runs a join tree in
 //! place; a joiner with no thief runs every spawned half itself, depth
 //! first, with no unpark and no job left behind; a join takes back only
-//! its own half; a half another worker runs is waited for and its result
+//! its own half; a join behind a queued job spawns nothing while no
+//! worker is idle, and its half otherwise; a half another worker runs is waited for and its result
 //! returned; and a panic in either half goes on from the join.
 //!
 //! Its own test binary: the panic hook that keeps the deliberate panics
@@ -138,9 +139,10 @@ fn a_joiner_with_no_thief_runs_a_join_tree_depth_first_without_an_unpark() {
     let order = run_tree(&mut held.pool);
     assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
     let stats = held.shutdown();
-    // The hold and the root alone ran: every join took its spawned job
-    // back off the queue (had one stayed, it would have run, finding its
-    // half claimed, and counted).
+    // The hold and the root alone ran: the root's join spawned its half
+    // and took it back off the queue, and every join below it, with that
+    // half queued, ran in place (had a spawned half stayed, it would have
+    // run, finding its half claimed, and counted).
     assert_eq!(stats.jobs_run, 2, "{stats:?}");
     // No join woke anybody: its pushes went onto the running worker's own
     // queue with the only other worker busy, and no joiner parked (that
@@ -181,6 +183,91 @@ fn a_join_leaves_a_job_its_first_half_spawned_on_the_queue() {
     // stayed (the plain job was newer) and ran before it (oldest first),
     // finding its half claimed.
     assert_eq!(stats.jobs_run, 4, "{stats:?}");
+}
+
+/// Spawns a job that spawns a plain job, then joins with a first half that
+/// spawns another plain job, and waits for both plain jobs to run.
+fn join_behind_a_queued_job(pool: &mut Option<ThreadPool>) {
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let first = done.clone();
+        w.spawn(move |_| first.send("queued before the join").unwrap());
+        let ((), ()) = w.join(
+            move |w| w.spawn(move |_| done.send("spawned by the first half").unwrap()),
+            |_| (),
+        );
+    });
+    let mut ran = [
+        received(pool, &finished, "a plain job"),
+        received(pool, &finished, "a plain job"),
+    ];
+    ran.sort_unstable();
+    assert_eq!(ran, ["queued before the join", "spawned by the first half"]);
+}
+
+/// A join on a worker whose own queue already holds a job, with no worker
+/// registered idle, spawns nothing: a thief would take that older job
+/// first, so the join runs both halves in place. The other worker is busy
+/// with a shared job (so not registered idle, as a worker held by a
+/// private job is) until the end. The hold, the root and the two plain
+/// jobs run, and nothing else (a spawned half would have sat between the
+/// two plain jobs, could not be taken back past the newer one, and would
+/// have run later as a counted no-op: 5).
+#[test]
+fn a_join_behind_a_queued_job_with_no_worker_idle_runs_both_halves_in_place() {
+    let mut pool = Some(ThreadPool::new(PoolConfig::new(2)));
+    wait_until_all_asleep(pool.as_ref().unwrap());
+    let (release, released) = mpsc::channel::<()>();
+    let (holding, is_holding) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |_| {
+        holding.send(()).unwrap();
+        let _ = released.recv_timeout(2 * HANG_GUARD);
+    });
+    received(&mut pool, &is_holding, "the shared job that holds a worker");
+    join_behind_a_queued_job(&mut pool);
+    release.send(()).unwrap();
+    let stats = pool.unwrap().shutdown();
+    assert_eq!(stats.jobs_run, 4, "{stats:?}");
+}
+
+/// The same join with a worker registered idle (held by a private job,
+/// which it started from idle) spawns its half: an idle worker could take
+/// it, and the queued job alone would leave it nothing. The held worker
+/// never takes it, so the half's job stays and runs as a no-op: 5.
+#[test]
+fn a_join_behind_a_queued_job_spawns_its_half_while_a_worker_is_idle() {
+    let mut held = HeldPool::new();
+    join_behind_a_queued_job(&mut held.pool);
+    let stats = held.shutdown();
+    assert_eq!(stats.jobs_run, 5, "{stats:?}");
+}
+
+/// Three workers, the joiner's queue holding a job: the second half still
+/// runs on another worker while the first waits for it (the two idle
+/// workers take the queued job and the half). A join that ran both halves
+/// in place behind any queued job would hang here.
+#[test]
+fn a_join_behind_a_queued_job_gives_an_idle_worker_its_half() {
+    let mut pool = Some(ThreadPool::new(PoolConfig::new(3)));
+    wait_until_all_asleep(pool.as_ref().unwrap());
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        w.spawn(|_| ());
+        let (started, has_started) = mpsc::channel();
+        let me = w.index();
+        let (thief, ()) = w.join(
+            move |_| {
+                has_started
+                    .recv_timeout(HANG_GUARD)
+                    .expect("the second half never started elsewhere")
+            },
+            move |w| started.send(w.index()).unwrap(),
+        );
+        done.send((me, thief)).unwrap();
+    });
+    let (joiner, thief) = received(&mut pool, &finished, "the join");
+    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
+    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
 }
 
 /// A half another worker started is waited for, and its result is the

@@ -494,6 +494,12 @@ impl Worker<'_> {
         self.shared.cores.len()
     }
 
+    /// Whether this worker's own queue holds a job and no worker is
+    /// registered idle (a hint).
+    pub(super) fn own_queue_feeds_thieves(&self) -> bool {
+        self.shared.steal.own_queue_feeds_thieves(self.index())
+    }
+
     /// Takes back the job this worker spawned last, if it is still the
     /// newest on the worker's own queue and `is_it` says it is the one.
     pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Job) -> bool) -> Option<Job> {
