@@ -840,14 +840,14 @@ impl<T> Stealable<T> {
     }
 
     /// Whether core `me`'s own queue holds an item and no core is
-    /// registered idle: every core that could steal is busy or already
-    /// chosen to search for a queued item. A hint for the owner, which runs
-    /// a fork-join's halves in place when it holds (no decision of the rule
-    /// reads it). Relaxed loads, no lock: only the owner adds to its queue,
-    /// so a length it reads stale is one a thief's steal has not yet
-    /// lowered, and a stale idle count one a registration or a choice has
-    /// not yet changed; either only moves one join between in place and
-    /// spawned, both correct.
+    /// registered idle: every other core is running, or chosen to search.
+    /// A hint for the owner, which may then run a nested fork-join's halves
+    /// in place (no decision of the rule reads it). Relaxed loads, no lock:
+    /// only the owner adds to its queue, so a stale length is one a thief
+    /// has not yet lowered, and a stale idle count one a registration, a
+    /// choice or a core's own look has not yet changed; either moves one
+    /// join between in place and spawned, and a join promises no thief its
+    /// half (`pool::join`).
     pub fn own_queue_feeds_thieves(&self, me: usize) -> bool {
         self.locals
             .get(me)

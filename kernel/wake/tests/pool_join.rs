@@ -1,8 +1,9 @@
 //! `Worker::join` on real threads: a one-worker pool runs a join tree in
 //! place; a joiner with no thief runs every spawned half itself, depth
 //! first, with no unpark and no job left behind; a join takes back only
-//! its own half; a join behind a queued job spawns nothing while no
-//! worker is idle, and its half otherwise; a half another worker runs is waited for and its result
+//! its own half; a join nested behind its outer join's half runs in place
+//! while no worker is idle, and spawns otherwise, as a join in no spawning
+//! join always does; a half another worker runs is waited for and its result
 //! returned; and a panic in either half goes on from the join.
 //!
 //! Its own test binary: the panic hook that keeps the deliberate panics
@@ -139,10 +140,10 @@ fn a_joiner_with_no_thief_runs_a_join_tree_depth_first_without_an_unpark() {
     let order = run_tree(&mut held.pool);
     assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
     let stats = held.shutdown();
-    // The hold and the root alone ran: the root's join spawned its half
-    // and took it back off the queue, and every join below it, with that
-    // half queued, ran in place (had a spawned half stayed, it would have
-    // run, finding its half claimed, and counted).
+    // The hold and the root alone ran: every join took its spawned job
+    // back off the queue (had one stayed, it would have run, finding its
+    // half claimed, and counted). Every join spawned: the held worker
+    // stays registered idle, so none ran in place behind its outer half.
     assert_eq!(stats.jobs_run, 2, "{stats:?}");
     // No join woke anybody: its pushes went onto the running worker's own
     // queue with the only other worker busy, and no joiner parked (that
@@ -185,36 +186,23 @@ fn a_join_leaves_a_job_its_first_half_spawned_on_the_queue() {
     assert_eq!(stats.jobs_run, 4, "{stats:?}");
 }
 
-/// Spawns a job that spawns a plain job, then joins with a first half that
-/// spawns another plain job, and waits for both plain jobs to run.
-fn join_behind_a_queued_job(pool: &mut Option<ThreadPool>) {
+/// Spawns a job whose join nests a second join in its first half; the
+/// inner join's first half spawns a plain job. Waits for that job to run.
+fn join_nested_behind_its_half(pool: &mut Option<ThreadPool>) {
     let (done, finished) = mpsc::channel();
     pool.as_ref().unwrap().spawn(move |w| {
-        let first = done.clone();
-        w.spawn(move |_| first.send("queued before the join").unwrap());
-        let ((), ()) = w.join(
-            move |w| w.spawn(move |_| done.send("spawned by the first half").unwrap()),
+        let (((), ()), ()) = w.join(
+            move |w| w.join(move |w| w.spawn(move |_| done.send(7).unwrap()), |_| ()),
             |_| (),
         );
     });
-    let mut ran = [
-        received(pool, &finished, "a plain job"),
-        received(pool, &finished, "a plain job"),
-    ];
-    ran.sort_unstable();
-    assert_eq!(ran, ["queued before the join", "spawned by the first half"]);
+    assert_eq!(received(pool, &finished, "the inner first half's job"), 7);
 }
 
-/// A join on a worker whose own queue already holds a job, with no worker
-/// registered idle, spawns nothing: a thief would take that older job
-/// first, so the join runs both halves in place. The other worker is busy
-/// with a shared job (so not registered idle, as a worker held by a
-/// private job is) until the end. The hold, the root and the two plain
-/// jobs run, and nothing else (a spawned half would have sat between the
-/// two plain jobs, could not be taken back past the newer one, and would
-/// have run later as a counted no-op: 5).
-#[test]
-fn a_join_behind_a_queued_job_with_no_worker_idle_runs_both_halves_in_place() {
+/// A two-worker pool whose other worker is busy with a shared job (so not
+/// registered idle, as a worker held by a private job is) until `release`
+/// is sent or dropped: the holding job's channel and the pool.
+fn pool_with_a_worker_busy() -> (Sender<()>, Option<ThreadPool>) {
     let mut pool = Some(ThreadPool::new(PoolConfig::new(2)));
     wait_until_all_asleep(pool.as_ref().unwrap());
     let (release, released) = mpsc::channel::<()>();
@@ -224,32 +212,82 @@ fn a_join_behind_a_queued_job_with_no_worker_idle_runs_both_halves_in_place() {
         let _ = released.recv_timeout(2 * HANG_GUARD);
     });
     received(&mut pool, &is_holding, "the shared job that holds a worker");
-    join_behind_a_queued_job(&mut pool);
+    (release, pool)
+}
+
+/// A join nested in a join that spawned its half, that half still on the
+/// worker's queue and no worker registered idle, spawns nothing: a thief
+/// would take the queued half first, so the inner join runs both halves in
+/// place. The hold, the root and the inner first half's plain job run, and
+/// the outer half, which could not be taken back past the newer plain job
+/// and runs later as a no-op: 4 (the inner half spawned as well, stuck
+/// behind the plain job the same way: 5).
+#[test]
+fn a_join_nested_behind_its_outer_half_with_no_worker_idle_runs_in_place() {
+    let (release, mut pool) = pool_with_a_worker_busy();
+    join_nested_behind_its_half(&mut pool);
     release.send(()).unwrap();
     let stats = pool.unwrap().shutdown();
     assert_eq!(stats.jobs_run, 4, "{stats:?}");
 }
 
-/// The same join with a worker registered idle (held by a private job,
-/// which it started from idle) spawns its half: an idle worker could take
-/// it, and the queued job alone would leave it nothing. The held worker
-/// never takes it, so the half's job stays and runs as a no-op: 5.
+/// The same nested join with a worker registered idle (held by a private
+/// job, which it started from idle) spawns its half: an idle worker could
+/// take it. The held worker never does, so both halves' jobs stay behind
+/// the plain job and run as no-ops: 5 (4 with the idle check removed).
 #[test]
-fn a_join_behind_a_queued_job_spawns_its_half_while_a_worker_is_idle() {
+fn a_join_nested_behind_its_outer_half_spawns_while_a_worker_is_idle() {
     let mut held = HeldPool::new();
-    join_behind_a_queued_job(&mut held.pool);
+    join_nested_behind_its_half(&mut held.pool);
     let stats = held.shutdown();
     assert_eq!(stats.jobs_run, 5, "{stats:?}");
 }
 
-/// Three workers, the joiner's queue holding a job: the second half still
-/// runs on another worker while the first waits for it (the two idle
-/// workers take the queued job and the half). A join that ran both halves
-/// in place behind any queued job would hang here.
+/// Three workers, two of them idle: a join nested behind its outer half
+/// still gets its second half run on another worker while its first waits
+/// for it (one or both of the idle workers take the outer half and the
+/// inner one). With the idle check removed the inner join runs in place
+/// and its first half's wait times out, unless a woken worker had already
+/// taken the outer half by the time the joiner reached the inner join (a
+/// wake and eight glances against a few instructions).
 #[test]
-fn a_join_behind_a_queued_job_gives_an_idle_worker_its_half() {
+fn a_join_nested_behind_its_outer_half_gives_an_idle_worker_its_half() {
     let mut pool = Some(ThreadPool::new(PoolConfig::new(3)));
     wait_until_all_asleep(pool.as_ref().unwrap());
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let (started, has_started) = mpsc::channel();
+        let me = w.index();
+        let ((thief, ()), ()) = w.join(
+            move |w| {
+                w.join(
+                    move |_| {
+                        has_started
+                            .recv_timeout(HANG_GUARD)
+                            .expect("the inner second half never started elsewhere")
+                    },
+                    move |w| started.send(w.index()).unwrap(),
+                )
+            },
+            |_| (),
+        );
+        done.send((me, thief)).unwrap();
+    });
+    let (joiner, thief) = received(&mut pool, &finished, "the join");
+    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
+    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
+}
+
+/// A join nested in no spawning join spawns its half even behind a queued
+/// job with no worker idle: the other worker, busy when the join starts,
+/// takes the queued job and then the half, while the first half waits for
+/// the second to start (released only once the first half runs, so after
+/// the join chose). A join that ran in place behind any queued job would
+/// wait here for good: its second half never starts.
+#[test]
+fn a_join_behind_a_queued_job_in_no_spawning_join_spawns_its_half() {
+    let (release, mut pool) = pool_with_a_worker_busy();
+    let (first_runs, first_is_running) = mpsc::channel();
     let (done, finished) = mpsc::channel();
     pool.as_ref().unwrap().spawn(move |w| {
         w.spawn(|_| ());
@@ -257,6 +295,7 @@ fn a_join_behind_a_queued_job_gives_an_idle_worker_its_half() {
         let me = w.index();
         let (thief, ()) = w.join(
             move |_| {
+                first_runs.send(()).unwrap();
                 has_started
                     .recv_timeout(HANG_GUARD)
                     .expect("the second half never started elsewhere")
@@ -265,6 +304,8 @@ fn a_join_behind_a_queued_job_gives_an_idle_worker_its_half() {
         );
         done.send((me, thief)).unwrap();
     });
+    received(&mut pool, &first_is_running, "the first half");
+    release.send(()).unwrap();
     let (joiner, thief) = received(&mut pool, &finished, "the join");
     assert_ne!(joiner, thief, "the joiner ran the half it waited for");
     assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);

@@ -43,23 +43,30 @@
 //! job stayed queued and ran later as a counted no-op, and here there is
 //! no job.
 //!
-//! A join on a worker whose own queue already holds a job, while no
-//! worker is registered idle, runs both halves in place the same way
-//! (lazy splitting, as in Tzannes et al.'s lazy binary splitting): a
-//! thief takes the oldest jobs of a queue first, so it would take the job
-//! already there before the half, and every worker that could come for
-//! either is busy or already chosen to search for the queued job. Once a
-//! thief takes that job, the queue is empty and the worker's next join
-//! spawns again: each busy worker keeps about one job for thieves, the
-//! oldest and so the largest. With a worker registered idle, the join
-//! spawns its half, so that the idle worker can run it beside the first
-//! (in place, the halves would run one after the other on this worker
-//! while the idle one took only the queued job). Measured on 2 host cores
-//! (`peer_bench`, join trees of 10,000 leaves, three alternations at 2, 4
-//! and 8 workers against the commit before): 14-25 ns a node with the
-//! shared data behind a `&'static` against 24-35 before (rayon 14-22 in the
-//! same runs), and 22-30 against 36-45 with an `Arc` of it cloned at every
-//! node.
+//! A join nested in a join of the same worker that spawned its half runs
+//! both halves in place the same way while this worker's own queue holds a
+//! job and no worker is registered idle (lazy splitting, as in Tzannes et
+//! al.'s lazy binary splitting). In a join tree the queued job is then an
+//! outer join's half, at least as large as this whole join, and a thief
+//! takes the oldest jobs of a queue first; every other worker is running,
+//! or chosen to search for that job. So each running worker keeps about
+//! one job for thieves, its oldest: once thieves have taken what its
+//! queue held, its next join spawns again. With a worker registered idle
+//! the join spawns, so that the idle worker, once woken, can run the half
+//! beside the first. A join in no spawning join of its worker always
+//! spawns (with more than one worker): a job that spawned a plain job and
+//! then joins two long halves gets the second half run by the next worker
+//! that comes free after the plain job, as before. What a nested join in
+//! place gives up: a thief that would have come back for its half after
+//! the queued job finds none, so two halves that wait for each other can
+//! wait for good there (a join promises no thief; at one worker such
+//! halves always wait for good). Measured on 2 host cores (`peer_bench --jobs 10000`,
+//! join trees of 8,191 nodes, three alternations at 2, 4 and 8 workers of
+//! the commit before, a first version without the nesting condition and
+//! this one): 13-28 ns a node with the shared data behind a `&'static`,
+//! against 26-46 before (rayon 14-24 in the same runs), and 22-30 with an
+//! `Arc` of it cloned at every node, against 35-42; the first version read
+//! 16-27 and 22-31.
 //!
 //! (The queues hold boxed jobs. Holding the join's slot itself, as a
 //! second kind of queue item, saved an allocation a join but made every
@@ -68,6 +75,7 @@
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
+use core::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
@@ -135,6 +143,23 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A join that spawned its half, counted open on its worker
+/// ([`Worker::spawned_joins`]) from its creation until its drop.
+struct OpenSpawnedJoin<'w>(&'w Cell<usize>);
+
+impl<'w> OpenSpawnedJoin<'w> {
+    fn new(open: &'w Cell<usize>) -> Self {
+        open.set(open.get() + 1);
+        Self(open)
+    }
+}
+
+impl Drop for OpenSpawnedJoin<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
+}
+
 impl Worker<'_> {
     /// Runs `first` on this worker and `second` on whichever worker gets
     /// to it first, and returns both results: `second` is spawned (a shared
@@ -143,10 +168,10 @@ impl Worker<'_> {
     /// worker has started `second`, this worker runs it itself, at once.
     /// Otherwise this worker waits, parked, for the worker that runs it.
     /// In a pool of one worker nothing is spawned: `first` runs, then
-    /// `second`, both here; the same when this worker's own queue already
-    /// holds a job for thieves and no worker is registered idle. So a half
-    /// must not wait for the other half: nothing promises they run at
-    /// once.
+    /// `second`, both here; the same for a join nested in a spawning join
+    /// of this worker while its own queue holds a job and no worker is
+    /// registered idle (see the module docs). So a half must not wait for
+    /// the other half: nothing promises they run at once.
     ///
     /// `second` and its result cross threads, so they are `Send +
     /// 'static` (rayon's `join` lends its closures the caller's stack; this
@@ -185,12 +210,14 @@ impl Worker<'_> {
         B: FnOnce(&Worker<'_>) -> RB + Send + 'static,
         RB: Send + 'static,
     {
-        if self.pool_workers() == 1 || self.own_queue_feeds_thieves() {
-            // No other worker could ever run the half, or every one that
-            // could would take this worker's queued job first (see the
-            // module docs): spawning it would only be taken back. Both run
-            // here, in order, as the spawned path runs them when nobody
-            // steals. A panic in `first` drops
+        let nested_behind_queued = self.spawned_joins().get() > 0 && self.own_queue_feeds_thieves();
+        if self.pool_workers() == 1 || nested_behind_queued {
+            // No other worker could ever run the half, or this join is
+            // nested in one whose half went onto this worker's queue, which
+            // still holds a job older (and, in a tree, larger) than this
+            // join for every worker that could come (see the module docs).
+            // Both run here, in order, as the spawned path runs them when
+            // nobody steals. A panic in `first` drops
             // `second` unrun before the panic goes on, as there (so a
             // panicking drop of `second` is a panic out of the join, not
             // one during unwinding, which aborts); one in `second` goes on
@@ -234,6 +261,9 @@ impl Worker<'_> {
         // would share addresses; this one holds an `Arc`.)
         let spawned_at = job_address(&spawned);
         self.spawn_job(spawned);
+        // Open until this join returns, a panic out of it included: the
+        // joins that `first` and `second` make here are nested in it.
+        let _open = OpenSpawnedJoin::new(self.spawned_joins());
         // AssertUnwindSafe: on a panic `first` is gone, and the panic goes
         // on from here once the second half is settled.
         let first_result = panic::catch_unwind(AssertUnwindSafe(|| first(self)));

@@ -5,7 +5,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst, fence,
@@ -438,6 +438,10 @@ pub struct Worker<'a> {
     /// inbox (no other thread can be waiting for them to arrive, and no
     /// wake is ever needed). Borrowed as `searcher` is.
     private: RefCell<VecDeque<Job>>,
+    /// Joins in the running job that spawned their half and have not
+    /// returned ([`Worker::join`]: a join nested in one of them may run in
+    /// place).
+    spawned_joins: Cell<usize>,
 }
 
 impl core::fmt::Debug for Worker<'_> {
@@ -500,6 +504,11 @@ impl Worker<'_> {
         self.shared.steal.own_queue_feeds_thieves(self.index())
     }
 
+    /// The count of this worker's open joins that spawned their half.
+    pub(super) fn spawned_joins(&self) -> &Cell<usize> {
+        &self.spawned_joins
+    }
+
     /// Takes back the job this worker spawned last, if it is still the
     /// newest on the worker's own queue and `is_it` says it is the one.
     pub(super) fn take_back_newest(&self, is_it: impl FnOnce(&Job) -> bool) -> Option<Job> {
@@ -553,6 +562,7 @@ fn run_worker(shared: &Shared, me: usize, spin: BackoffMode) -> WorkerTotals {
         sender: WorkerPlatform::new(me, &shared.lines, &shared.stopping, shared.epoch),
         searcher: RefCell::new(Searcher::new(me)),
         private: RefCell::new(VecDeque::new()),
+        spawned_joins: Cell::new(0),
     };
     let mut batch = VecDeque::new();
     let mut grace = LoneItemGrace::default();
