@@ -1,10 +1,10 @@
 //! `Worker::join` on real threads: a one-worker pool runs a join tree in
 //! place; a joiner with no thief runs every spawned half itself, depth
-//! first, with no unpark and no job left behind; a join takes back only
-//! its own half; a join nested behind its outer join's half runs in place
-//! while no worker is idle, and spawns otherwise, as a join in no spawning
-//! join always does; a half another worker runs is waited for and its result
-//! returned; and a panic in either half goes on from the join.
+//! first, with no unpark and no job left behind; a join takes back only its
+//! own half; a join nested behind its outer join's half runs in place while
+//! no worker is idle, and spawns otherwise, as a join in no spawning join's
+//! first half always does; a half another worker runs is waited for and its
+//! result returned; and a panic in either half goes on from the join.
 //!
 //! Its own test binary: the panic hook that keeps the deliberate panics
 //! quiet is process-wide. Every wait is for a message; the timeout
@@ -305,6 +305,47 @@ fn a_join_behind_a_queued_job_in_no_spawning_join_spawns_its_half() {
         done.send((me, thief)).unwrap();
     });
     received(&mut pool, &first_is_running, "the first half");
+    release.send(()).unwrap();
+    let (joiner, thief) = received(&mut pool, &finished, "the join");
+    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
+    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
+}
+
+/// A join made in a second half that the joiner runs itself is no longer
+/// behind that join's half (its job was taken back, or stays only as a
+/// no-op), so with no worker idle and jobs queued it spawns as a top-level
+/// join does: the other worker, released once the inner first half runs,
+/// takes the queued jobs and then the inner half. Counted as nested (the
+/// outer join still open while its `second` runs), the inner join would
+/// run in place and its first half's wait would time out.
+#[test]
+fn a_join_in_a_second_half_run_by_its_joiner_spawns_its_half() {
+    let (release, mut pool) = pool_with_a_worker_busy();
+    let (first_runs, first_is_running) = mpsc::channel();
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let me = w.index();
+        let ((), thief) = w.join(
+            // A plain job newer than the outer half: the half's job cannot
+            // be taken back past it and stays queued, claimed.
+            |w| w.spawn(|_| ()),
+            move |w| {
+                let (started, has_started) = mpsc::channel();
+                let (thief, ()) = w.join(
+                    move |_| {
+                        first_runs.send(()).unwrap();
+                        has_started
+                            .recv_timeout(HANG_GUARD)
+                            .expect("the inner second half never started elsewhere")
+                    },
+                    move |w| started.send(w.index()).unwrap(),
+                );
+                thief
+            },
+        );
+        done.send((me, thief)).unwrap();
+    });
+    received(&mut pool, &first_is_running, "the inner first half");
     release.send(()).unwrap();
     let (joiner, thief) = received(&mut pool, &finished, "the join");
     assert_ne!(joiner, thief, "the joiner ran the half it waited for");

@@ -43,30 +43,31 @@
 //! job stayed queued and ran later as a counted no-op, and here there is
 //! no job.
 //!
-//! A join nested in a join of the same worker that spawned its half runs
-//! both halves in place the same way while this worker's own queue holds a
-//! job and no worker is registered idle (lazy splitting, as in Tzannes et
-//! al.'s lazy binary splitting). In a join tree the queued job is then an
-//! outer join's half, at least as large as this whole join, and a thief
-//! takes the oldest jobs of a queue first; every other worker is running,
-//! or chosen to search for that job. So each running worker keeps about
-//! one job for thieves, its oldest: once thieves have taken what its
-//! queue held, its next join spawns again. With a worker registered idle
-//! the join spawns, so that the idle worker, once woken, can run the half
-//! beside the first. A join in no spawning join of its worker always
-//! spawns (with more than one worker): a job that spawned a plain job and
-//! then joins two long halves gets the second half run by the next worker
-//! that comes free after the plain job, as before. What a nested join in
-//! place gives up: a thief that would have come back for its half after
-//! the queued job finds none, so two halves that wait for each other can
-//! wait for good there (a join promises no thief; at one worker such
-//! halves always wait for good). Measured on 2 host cores (`peer_bench --jobs 10000`,
-//! join trees of 8,191 nodes, three alternations at 2, 4 and 8 workers of
-//! the commit before, a first version without the nesting condition and
-//! this one): 13-28 ns a node with the shared data behind a `&'static`,
-//! against 26-46 before (rayon 14-24 in the same runs), and 22-30 with an
-//! `Arc` of it cloned at every node, against 35-42; the first version read
-//! 16-27 and 22-31.
+//! A join made in the first half of a join of the same worker that spawned
+//! its half (a nested join) runs both halves in place the same way while
+//! this worker's own queue holds a job and no worker is registered idle
+//! (lazy splitting, as in Tzannes et al.'s lazy binary splitting). In a
+//! join tree the queued job is then an outer join's half, at least as large
+//! as this whole join, and a thief takes the oldest jobs of a queue first;
+//! every other worker is running, or chosen to search for that job. So each
+//! running worker keeps about one job for thieves, its oldest: once thieves
+//! have taken what its queue held, its next join spawns again. With a
+//! worker registered idle the join spawns, so that the idle worker, once
+//! woken, can run the half beside the first. A join in no spawning join's
+//! first half always spawns (with more than one worker; a `second` that
+//! this worker runs itself is no part of its own join's first half: its job
+//! was taken back): a job that spawned a plain job and then joins two long
+//! halves gets the second half run by the next worker that comes free after
+//! the plain job, as before. What a nested join in place gives up: a thief
+//! that would have come back for its half after the queued job finds none,
+//! so two halves that wait for each other can wait for good there (a join
+//! promises no thief; at one worker such halves always wait for good).
+//! Measured on 2 host cores (`peer_bench --jobs 10000`, join trees of 8,191
+//! nodes, three alternations at 2, 4 and 8 workers of the commit before, a
+//! first version without the nesting condition and this one): 13-28 ns a
+//! node with the shared data behind a `&'static`, against 26-46 before
+//! (rayon 14-24 in the same runs), and 22-30 with an `Arc` of it cloned at
+//! every node, against 35-42; the first version read 16-27 and 22-31.
 //!
 //! (The queues hold boxed jobs. Holding the join's slot itself, as a
 //! second kind of queue item, saved an allocation a join but made every
@@ -144,7 +145,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A join that spawned its half, counted open on its worker
-/// ([`Worker::spawned_joins`]) from its creation until its drop.
+/// ([`Worker::spawned_joins`]) while its first half runs: from its
+/// creation until its drop.
 struct OpenSpawnedJoin<'w>(&'w Cell<usize>);
 
 impl<'w> OpenSpawnedJoin<'w> {
@@ -168,9 +170,9 @@ impl Worker<'_> {
     /// worker has started `second`, this worker runs it itself, at once.
     /// Otherwise this worker waits, parked, for the worker that runs it.
     /// In a pool of one worker nothing is spawned: `first` runs, then
-    /// `second`, both here; the same for a join nested in a spawning join
-    /// of this worker while its own queue holds a job and no worker is
-    /// registered idle (see the module docs). So a half must not wait for
+    /// `second`, both here; the same for a join made in the first half of
+    /// a spawning join of this worker while its own queue holds a job and
+    /// no worker is registered idle (see the module docs). So a half must not wait for
     /// the other half: nothing promises they run at once.
     ///
     /// `second` and its result cross threads, so they are `Send +
@@ -261,12 +263,15 @@ impl Worker<'_> {
         // would share addresses; this one holds an `Arc`.)
         let spawned_at = job_address(&spawned);
         self.spawn_job(spawned);
-        // Open until this join returns, a panic out of it included: the
-        // joins that `first` and `second` make here are nested in it.
-        let _open = OpenSpawnedJoin::new(self.spawned_joins());
+        // Open while `first` runs (its half is queued then, unless a thief
+        // took it): the joins `first` makes are nested behind that half.
+        // Not while `second` runs here: its job was taken back by then.
         // AssertUnwindSafe: on a panic `first` is gone, and the panic goes
         // on from here once the second half is settled.
-        let first_result = panic::catch_unwind(AssertUnwindSafe(|| first(self)));
+        let first_result = {
+            let _open = OpenSpawnedJoin::new(self.spawned_joins());
+            panic::catch_unwind(AssertUnwindSafe(|| first(self)))
+        };
         let claim = slot.state.joiner_claims();
         if claim == JoinerClaim::RunsItself {
             // The spawned job, which would find the half claimed and do

@@ -438,8 +438,8 @@ pub struct Worker<'a> {
     /// inbox (no other thread can be waiting for them to arrive, and no
     /// wake is ever needed). Borrowed as `searcher` is.
     private: RefCell<VecDeque<Job>>,
-    /// Joins in the running job that spawned their half and have not
-    /// returned ([`Worker::join`]: a join nested in one of them may run in
+    /// Joins in the running job that spawned their half and are running
+    /// their first half ([`Worker::join`]: a join nested there may run in
     /// place).
     spawned_joins: Cell<usize>,
 }
