@@ -220,8 +220,8 @@ fn pool_with_a_worker_busy() -> (Sender<()>, Option<ThreadPool>) {
 /// would take the queued half first, so the inner join runs both halves in
 /// place. The hold, the root and the inner first half's plain job run, and
 /// the outer half, which could not be taken back past the newer plain job
-/// and runs later as a no-op: 4 (the inner half spawned as well, stuck
-/// behind the plain job the same way: 5).
+/// and runs later as a no-op: 4 (the inner half spawned as well, left on
+/// the queue under the newer plain job the same way: 5).
 #[test]
 fn a_join_nested_behind_its_outer_half_with_no_worker_idle_runs_in_place() {
     let (release, mut pool) = pool_with_a_worker_busy();
@@ -233,14 +233,55 @@ fn a_join_nested_behind_its_outer_half_with_no_worker_idle_runs_in_place() {
 
 /// The same nested join with a worker registered idle (held by a private
 /// job, which it started from idle) spawns its half: an idle worker could
-/// take it. The held worker never does, so both halves' jobs stay behind
-/// the plain job and run as no-ops: 5 (4 with the idle check removed).
+/// take it. The held worker never does, so both halves' jobs stay on the
+/// queue under the newer plain job and run as no-ops: 5 (4 with the idle
+/// check removed).
 #[test]
 fn a_join_nested_behind_its_outer_half_spawns_while_a_worker_is_idle() {
     let mut held = HeldPool::new();
     join_nested_behind_its_half(&mut held.pool);
     let stats = held.shutdown();
     assert_eq!(stats.jobs_run, 5, "{stats:?}");
+}
+
+/// Joins with a first half that says it runs (to `first_runs`, if anyone
+/// still listens) and then waits for the second half to start on another
+/// worker: the index of the worker that ran the second half.
+fn join_waiting_for_a_thief(w: &Worker<'_>, first_runs: Sender<()>) -> usize {
+    let (started, has_started) = mpsc::channel();
+    let (thief, ()) = w.join(
+        move |_| {
+            let _ = first_runs.send(());
+            has_started
+                .recv_timeout(HANG_GUARD)
+                .expect("the second half never started elsewhere")
+        },
+        move |w| started.send(w.index()).unwrap(),
+    );
+    thief
+}
+
+/// Runs `join` as one job of `pool` (its argument: the sender for
+/// [`join_waiting_for_a_thief`]), lets `release` go once the first half
+/// runs, and checks that another worker than the joiner ran the half.
+fn thief_runs_the_half(
+    mut pool: Option<ThreadPool>,
+    release: Option<Sender<()>>,
+    join: impl FnOnce(&Worker<'_>, Sender<()>) -> usize + Send + 'static,
+) {
+    let (first_runs, first_is_running) = mpsc::channel();
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let me = w.index();
+        done.send((me, join(w, first_runs))).unwrap();
+    });
+    received(&mut pool, &first_is_running, "the waiting first half");
+    if let Some(release) = release {
+        release.send(()).unwrap();
+    }
+    let (joiner, thief) = received(&mut pool, &finished, "the join");
+    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
+    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
 }
 
 /// Three workers, two of them idle: a join nested behind its outer half
@@ -252,30 +293,12 @@ fn a_join_nested_behind_its_outer_half_spawns_while_a_worker_is_idle() {
 /// wake and eight glances against a few instructions).
 #[test]
 fn a_join_nested_behind_its_outer_half_gives_an_idle_worker_its_half() {
-    let mut pool = Some(ThreadPool::new(PoolConfig::new(3)));
-    wait_until_all_asleep(pool.as_ref().unwrap());
-    let (done, finished) = mpsc::channel();
-    pool.as_ref().unwrap().spawn(move |w| {
-        let (started, has_started) = mpsc::channel();
-        let me = w.index();
-        let ((thief, ()), ()) = w.join(
-            move |w| {
-                w.join(
-                    move |_| {
-                        has_started
-                            .recv_timeout(HANG_GUARD)
-                            .expect("the inner second half never started elsewhere")
-                    },
-                    move |w| started.send(w.index()).unwrap(),
-                )
-            },
-            |_| (),
-        );
-        done.send((me, thief)).unwrap();
+    let pool = ThreadPool::new(PoolConfig::new(3));
+    wait_until_all_asleep(&pool);
+    thief_runs_the_half(Some(pool), None, |w, first_runs| {
+        w.join(|w| join_waiting_for_a_thief(w, first_runs), |_| ())
+            .0
     });
-    let (joiner, thief) = received(&mut pool, &finished, "the join");
-    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
-    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
 }
 
 /// A join nested in no spawning join spawns its half even behind a queued
@@ -286,29 +309,40 @@ fn a_join_nested_behind_its_outer_half_gives_an_idle_worker_its_half() {
 /// wait here for good: its second half never starts.
 #[test]
 fn a_join_behind_a_queued_job_in_no_spawning_join_spawns_its_half() {
-    let (release, mut pool) = pool_with_a_worker_busy();
-    let (first_runs, first_is_running) = mpsc::channel();
-    let (done, finished) = mpsc::channel();
-    pool.as_ref().unwrap().spawn(move |w| {
+    let (release, pool) = pool_with_a_worker_busy();
+    thief_runs_the_half(pool, Some(release), |w, first_runs| {
         w.spawn(|_| ());
-        let (started, has_started) = mpsc::channel();
-        let me = w.index();
-        let (thief, ()) = w.join(
-            move |_| {
-                first_runs.send(()).unwrap();
-                has_started
-                    .recv_timeout(HANG_GUARD)
-                    .expect("the second half never started elsewhere")
-            },
-            move |w| started.send(w.index()).unwrap(),
-        );
-        done.send((me, thief)).unwrap();
+        join_waiting_for_a_thief(w, first_runs)
     });
-    received(&mut pool, &first_is_running, "the first half");
-    release.send(()).unwrap();
-    let (joiner, thief) = received(&mut pool, &finished, "the join");
-    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
-    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
+}
+
+/// A join nested behind an outer half that a thief already took, its
+/// worker's queue empty and no worker idle (the thief is running that
+/// half), spawns its half: nothing is left on the queue for a thief, so
+/// the inner join offers its own, which the thief takes once let go (after
+/// the inner first half runs). Run in place whenever it is nested, the
+/// queue's length unread, the inner join would wait for good.
+#[test]
+fn a_nested_join_whose_outer_half_a_thief_runs_spawns_its_half() {
+    let pool = ThreadPool::new(PoolConfig::new(2));
+    wait_until_all_asleep(&pool);
+    let (let_go, go) = mpsc::channel::<()>();
+    thief_runs_the_half(Some(pool), Some(let_go), |w, first_runs| {
+        let (outer_runs, outer_is_running) = mpsc::channel();
+        w.join(
+            move |w| {
+                outer_is_running
+                    .recv_timeout(HANG_GUARD)
+                    .expect("the outer half never started elsewhere");
+                join_waiting_for_a_thief(w, first_runs)
+            },
+            move |_| {
+                outer_runs.send(()).unwrap();
+                let _ = go.recv_timeout(2 * HANG_GUARD);
+            },
+        )
+        .0
+    });
 }
 
 /// A join made in a second half that the joiner runs itself is no longer
@@ -320,36 +354,16 @@ fn a_join_behind_a_queued_job_in_no_spawning_join_spawns_its_half() {
 /// run in place and its first half's wait would time out.
 #[test]
 fn a_join_in_a_second_half_run_by_its_joiner_spawns_its_half() {
-    let (release, mut pool) = pool_with_a_worker_busy();
-    let (first_runs, first_is_running) = mpsc::channel();
-    let (done, finished) = mpsc::channel();
-    pool.as_ref().unwrap().spawn(move |w| {
-        let me = w.index();
-        let ((), thief) = w.join(
+    let (release, pool) = pool_with_a_worker_busy();
+    thief_runs_the_half(pool, Some(release), |w, first_runs| {
+        w.join(
             // A plain job newer than the outer half: the half's job cannot
             // be taken back past it and stays queued, claimed.
             |w| w.spawn(|_| ()),
-            move |w| {
-                let (started, has_started) = mpsc::channel();
-                let (thief, ()) = w.join(
-                    move |_| {
-                        first_runs.send(()).unwrap();
-                        has_started
-                            .recv_timeout(HANG_GUARD)
-                            .expect("the inner second half never started elsewhere")
-                    },
-                    move |w| started.send(w.index()).unwrap(),
-                );
-                thief
-            },
-        );
-        done.send((me, thief)).unwrap();
+            move |w| join_waiting_for_a_thief(w, first_runs),
+        )
+        .1
     });
-    received(&mut pool, &first_is_running, "the inner first half");
-    release.send(()).unwrap();
-    let (joiner, thief) = received(&mut pool, &finished, "the join");
-    assert_ne!(joiner, thief, "the joiner ran the half it waited for");
-    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
 }
 
 /// A half another worker started is waited for, and its result is the

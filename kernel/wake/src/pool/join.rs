@@ -58,16 +58,21 @@
 //! this worker runs itself is no part of its own join's first half: its job
 //! was taken back): a job that spawned a plain job and then joins two long
 //! halves gets the second half run by the next worker that comes free after
-//! the plain job, as before. What a nested join in place gives up: a thief
-//! that would have come back for its half after the queued job finds none,
-//! so two halves that wait for each other can wait for good there (a join
-//! promises no thief; at one worker such halves always wait for good).
-//! Measured on 2 host cores (`peer_bench --jobs 10000`, join trees of 8,191
-//! nodes, three alternations at 2, 4 and 8 workers of the commit before, a
-//! first version without the nesting condition and this one): 13-28 ns a
-//! node with the shared data behind a `&'static`, against 26-46 before
-//! (rayon 14-24 in the same runs), and 22-30 with an `Arc` of it cloned at
-//! every node, against 35-42; the first version read 16-27 and 22-31.
+//! the plain job, as before. Where a first half also spawns plain jobs, the
+//! queued job may be one of those once a thief has taken the outer half: a
+//! nested join then runs in place behind it until the queue empties
+//! (parallelism lost, no work). A worker held by a private job that it
+//! started from idle counts as registered idle, so no join goes in place
+//! while one runs. What a nested join in place gives up: a thief that would
+//! have come back for its half after the queued job finds none, so two
+//! halves that wait for each other can wait for good there (a join promises
+//! no thief; at one worker such halves always wait for good). Measured on 2
+//! host cores (`peer_bench --jobs 10000`, join trees of 8,191 nodes, three
+//! alternations at 2, 4 and 8 workers of the commit before, a first version
+//! without the nesting condition and this one): 13-28 ns a node with the
+//! shared data behind a `&'static`, against 26-46 before (rayon 14-24 in
+//! the same runs), and 22-30 with an `Arc` of it cloned at every node,
+//! against 35-42; the first version read 16-27 and 22-31.
 //!
 //! (The queues hold boxed jobs. Holding the join's slot itself, as a
 //! second kind of queue item, saved an allocation a join but made every
