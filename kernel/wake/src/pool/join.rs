@@ -177,8 +177,8 @@ impl Worker<'_> {
     /// In a pool of one worker nothing is spawned: `first` runs, then
     /// `second`, both here; the same for a join made in the first half of
     /// a spawning join of this worker while its own queue holds a job and
-    /// no worker is registered idle (see the module docs). So a half must not wait for
-    /// the other half: nothing promises they run at once.
+    /// no worker is registered idle (see the module docs). So a half must
+    /// not wait for the other half: nothing promises they run at once.
     ///
     /// `second` and its result cross threads, so they are `Send +
     /// 'static` (rayon's `join` lends its closures the caller's stack; this
