@@ -77,6 +77,14 @@ impl HeldPool {
         }
     }
 
+    /// Runs `run` on a held pool (see [`HeldPool::new`]), then lets worker
+    /// 1 go and stops the pool: its stats.
+    fn stats_after(run: impl FnOnce(&mut Option<ThreadPool>)) -> vigil_wake::pool::PoolStats {
+        let mut held = Self::new();
+        run(&mut held.pool);
+        held.shutdown()
+    }
+
     /// Lets worker 1 go and stops the pool.
     fn shutdown(self) -> vigil_wake::pool::PoolStats {
         self.release.send(()).unwrap();
@@ -136,10 +144,10 @@ fn one_worker_runs_a_join_tree_in_place() {
 /// (worker 1 is held past the test's own guard).
 #[test]
 fn a_joiner_with_no_thief_runs_a_join_tree_depth_first_without_an_unpark() {
-    let mut held = HeldPool::new();
-    let order = run_tree(&mut held.pool);
-    assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
-    let stats = held.shutdown();
+    let stats = HeldPool::stats_after(|pool| {
+        let order = run_tree(pool);
+        assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
+    });
     // The hold and the root alone ran: every join took its spawned job
     // back off the queue (had one stayed, it would have run, finding its
     // half claimed, and counted). Every join spawned: the held worker
@@ -177,9 +185,7 @@ fn a_one_worker_join_spawns_nothing() {
 /// other worker held, so nobody steals it first).
 #[test]
 fn a_join_leaves_a_job_its_first_half_spawned_on_the_queue() {
-    let mut held = HeldPool::new();
-    join_with_a_plain_spawn(&mut held.pool);
-    let stats = held.shutdown();
+    let stats = HeldPool::stats_after(join_with_a_plain_spawn);
     // The hold, the root, the plain job, and the half's spawned job, which
     // stayed (the plain job was newer) and ran before it (oldest first),
     // finding its half claimed.
@@ -238,9 +244,7 @@ fn a_join_nested_behind_its_outer_half_with_no_worker_idle_runs_in_place() {
 /// check removed).
 #[test]
 fn a_join_nested_behind_its_outer_half_spawns_while_a_worker_is_idle() {
-    let mut held = HeldPool::new();
-    join_nested_behind_its_half(&mut held.pool);
-    let stats = held.shutdown();
+    let stats = HeldPool::stats_after(join_nested_behind_its_half);
     assert_eq!(stats.jobs_run, 5, "{stats:?}");
 }
 
@@ -477,9 +481,7 @@ fn a_panic_in_either_half_goes_on_from_the_join() {
     let mut one = Some(ThreadPool::new(PoolConfig::new(1)));
     panics_run_here(&mut one);
     assert_eq!(one.unwrap().shutdown().panicked_jobs, 0);
-    let mut held = HeldPool::new();
-    panics_run_here(&mut held.pool);
-    assert_eq!(held.shutdown().panicked_jobs, 0);
+    assert_eq!(HeldPool::stats_after(panics_run_here).panicked_jobs, 0);
 
     let mut two = Some(ThreadPool::new(PoolConfig::new(2)));
     for both in [false, true] {
