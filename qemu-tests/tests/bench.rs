@@ -199,6 +199,13 @@ fn quick_bench_writes_every_field() {
                 run["pool"]["cores_per_round_median"].as_u64().unwrap() >= 1,
                 "{run}"
             );
+            // The pooled rounds' split: a row block takes time, and the
+            // rest of a round is printed beside it.
+            assert!(
+                run["pool"]["round_longest_block_ns"].as_u64().unwrap() > 0,
+                "{run}"
+            );
+            assert!(run["pool"]["round_rest_ns"].is_u64(), "{run}");
             for core in run["stats"]["cores"].as_array().unwrap() {
                 assert_fields(
                     core,
@@ -274,6 +281,8 @@ fn quick_bench_writes_every_field() {
                 "efficiency",
                 "ipis_per_iteration",
                 "cores_per_round",
+                "round_longest_block_us",
+                "round_rest_us",
                 "host_cores",
                 "measured_parallelism",
             ],

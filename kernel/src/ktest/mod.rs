@@ -9,6 +9,7 @@ mod heap_tests;
 mod params_tests;
 mod platform_tests;
 mod round_plan_tests;
+mod round_split_tests;
 mod sched_tests;
 mod smp_tests;
 mod steal_report_tests;

@@ -2,8 +2,8 @@
 
 use super::runner::TestCase;
 use super::{
-    fault_tests, heap_tests, params_tests, platform_tests, round_plan_tests, sched_tests,
-    smp_tests, steal_report_tests,
+    fault_tests, heap_tests, params_tests, platform_tests, round_plan_tests, round_split_tests,
+    sched_tests, smp_tests, steal_report_tests,
 };
 
 /// The whole suite.
@@ -53,4 +53,6 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::CHOICES,
     round_plan_tests::TRIAL,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
+    round_split_tests::MEDIANS,
+    round_split_tests::LONG_RUN_KEEPS_EVERY_KTH_ROUND,
 ];

@@ -18,6 +18,7 @@ use crate::sched::round_plan::RoundPlan;
 use crate::sched::round_pool::RoundPool;
 use crate::sched::round_trial::{TRIAL_ROUNDS_EACH, TrialOutcome};
 use crate::smp::cores;
+use crate::workloads::round_split::{RoundSplitMedians, RoundSplits};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -43,6 +44,10 @@ pub struct LaplaceReport {
     pub blocks_run: u64,
     /// FNV-1a 64 of the final grid.
     pub checksum: u64,
+    /// The pooled rounds' medians of their longest row block and of the
+    /// rest of their time (`None`: no pooled round, or the floor, which
+    /// does not time its rounds).
+    pub round_split: Option<RoundSplitMedians>,
 }
 
 impl LaplaceReport {
@@ -81,6 +86,13 @@ pub struct Grids {
     /// increments, read by [`Grids::report`] after the last round, whose
     /// hand-offs to the coordinator order every increment before it).
     blocks_run: AtomicU64,
+    /// The longest row block of the current round, TSC ticks: each block's
+    /// Relaxed `fetch_max`. The coordinator zeroes it in
+    /// [`Grids::set_iteration`], before the round's release (the wake,
+    /// a release) publishes the round, and reads it after the round's join
+    /// (the latch count-down, release/acquire), which orders every block's
+    /// `fetch_max` before the read, as for `blocks_run`.
+    longest_block_ticks: AtomicU64,
 }
 
 /// The last grid workload's [`LaplaceReport::blocks_run`] (0: none ran),
@@ -106,6 +118,7 @@ fn initial_grid(size: usize) -> Vec<AtomicI64> {
 
 /// Computes block `block` of the current iteration.
 pub fn compute_block(g: &Grids, block: usize) {
+    let started = tsc::now();
     let n = g.size;
     let iteration = g.iteration.load(Ordering::Relaxed);
     let blocks = g.blocks.load(Ordering::Relaxed);
@@ -144,6 +157,8 @@ pub fn compute_block(g: &Grids, block: usize) {
     if record {
         g.residuals[block].store(residual, Ordering::Relaxed);
     }
+    g.longest_block_ticks
+        .fetch_max(tsc::now().saturating_sub(started), Ordering::Relaxed);
 }
 
 fn checksum(grid: &[AtomicI64]) -> u64 {
@@ -177,12 +192,20 @@ impl Grids {
             residuals: (0..max_blocks).map(|_| AtomicI64::new(0)).collect(),
             blocks: AtomicUsize::new(blocks),
             blocks_run: AtomicU64::new(0),
+            longest_block_ticks: AtomicU64::new(0),
         }
     }
 
     /// Selects the iteration the next round computes (before releasing it).
     pub fn set_iteration(&self, iteration: usize) {
         self.iteration.store(iteration as u64, Ordering::Relaxed);
+        self.longest_block_ticks.store(0, Ordering::Relaxed);
+    }
+
+    /// The longest row block of the round just joined, TSC ticks (see
+    /// `longest_block_ticks`).
+    fn longest_block_ticks(&self) -> u64 {
+        self.longest_block_ticks.load(Ordering::Relaxed)
     }
 
     /// Splits the next rounds into `blocks` blocks (between rounds).
@@ -191,8 +214,14 @@ impl Grids {
         self.blocks.store(blocks, Ordering::Relaxed);
     }
 
-    /// The result after `iterations` rounds that took `elapsed_us`.
-    pub fn report(&self, iterations: usize, elapsed_us: u64) -> LaplaceReport {
+    /// The result after `iterations` rounds that took `elapsed_us`, the
+    /// pooled rounds split as `round_split` says.
+    pub fn report(
+        &self,
+        iterations: usize,
+        elapsed_us: u64,
+        round_split: Option<RoundSplitMedians>,
+    ) -> LaplaceReport {
         let last = if iterations % 2 == 1 {
             &self.b
         } else {
@@ -210,6 +239,7 @@ impl Grids {
                 .sum(),
             checksum: checksum(last),
             blocks_run: self.blocks_run.load(Ordering::Relaxed),
+            round_split,
         }
     }
 }
@@ -288,11 +318,16 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     let job: Job = Arc::new(move |block| compute_block(&g, block));
     let progress_every = tsc::us_to_ticks(PROGRESS_EVERY_MS * 1000);
     let mut last_progress = start;
+    let mut splits = RoundSplits::new(iterations - alone);
     for iteration in alone..iterations {
         grids.set_iteration(iteration);
         let round_start = tsc::now();
         pool.run(&job, trial.chunks());
         let now = tsc::now();
+        splits.record(
+            tsc::ticks_to_ns(now - round_start),
+            tsc::ticks_to_ns(grids.longest_block_ticks()),
+        );
         if trial.running() {
             if let Some(outcome) = trial.record(tsc::ticks_to_ns(now - round_start)) {
                 crate::sched::round_plan::keep_trial(outcome);
@@ -312,7 +347,7 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     }
     let elapsed_us = tsc::ticks_to_us(tsc::now() - start - setup);
     pool.shutdown();
-    (grids.report(iterations, elapsed_us), plan)
+    (grids.report(iterations, elapsed_us, splits.medians()), plan)
 }
 
 /// The trial's line: both counts' median rounds and the one kept.

@@ -21,7 +21,7 @@ pub fn run(params: &BootParams) -> ExitCode {
             let (report, plan) = laplace::run(params.size as usize, params.iterations as usize);
             laplace::record_blocks_run(&report);
             println!("{}", report.result_line(GridWorkload::Laplace));
-            print_pool_line(plan);
+            print_pool_line(plan, report.round_split);
             ExitCode::Success
         }
         Workload::Floor => {
@@ -53,11 +53,17 @@ pub fn run(params: &BootParams) -> ExitCode {
 
 /// `pool: kind=steal chunks=2 work_us=41 rounds=1000
 /// cores_per_round_median=2 min=1 max=3 search_wakes=N lock_contended=N
-/// pool_call_us=N`: the round plan, how many distinct cores ran each
-/// fork-join round's work, and what the stealable pool's lock cost the
-/// workload (acquisitions that found it held; microseconds in the pool's
-/// calls, summed over cores) (the host's bench reads it).
-fn print_pool_line(plan: crate::sched::round_plan::RoundPlan) {
+/// pool_call_us=N round_longest_block_ns=N round_rest_ns=N`: the round
+/// plan, how many distinct cores ran each fork-join round's work, what the
+/// stealable pool's lock cost the workload (acquisitions that found it
+/// held; microseconds in the pool's calls, summed over cores) and the
+/// pooled rounds' medians of their longest row block and of the rest of
+/// their time (`workloads::round_split`; left out when no round was
+/// pooled) (the host's bench reads it).
+fn print_pool_line(
+    plan: crate::sched::round_plan::RoundPlan,
+    split: Option<crate::workloads::round_split::RoundSplitMedians>,
+) {
     let Some((rounds, median, min, max)) = crate::sched::fork_join::cores_per_round() else {
         return;
     };
@@ -70,8 +76,15 @@ fn print_pool_line(plan: crate::sched::round_plan::RoundPlan) {
     } else {
         (0, (0, 0))
     };
+    let split = split.map_or(alloc::string::String::new(), |split| {
+        alloc::format!(
+            " round_longest_block_ns={} round_rest_ns={}",
+            split.longest_block_ns,
+            split.rest_ns
+        )
+    });
     println!(
-        "pool: kind={} chunks={} work_us={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes} lock_contended={lock_contended} pool_call_us={pool_call_us}",
+        "pool: kind={} chunks={} work_us={} rounds={rounds} cores_per_round_median={median} min={min} max={max} search_wakes={search_wakes} lock_contended={lock_contended} pool_call_us={pool_call_us}{split}",
         plan.pool.name(),
         plan.chunks,
         plan.work_ns / 1000,

@@ -86,6 +86,14 @@ pub struct ConfigSummary {
     /// Each boot's acquisitions of the stealable pool's lock that found it
     /// held, per round, from its `pool:` line.
     pub lock_contended_per_round: Option<Spread>,
+    /// Each boot's median longest row block of a pooled round, µs, from
+    /// its `pool:` line: the compute a round cannot be shorter than, which
+    /// the host's speed moves.
+    pub round_longest_block_us: Option<Spread>,
+    /// Each boot's median of a pooled round's time less its longest block,
+    /// µs, from its `pool:` line: what the pool and the wake path cost a
+    /// round.
+    pub round_rest_us: Option<Spread>,
     /// Wake IPIs that ended no halt with work waiting, over wake IPIs sent,
     /// both counted at the destination (the sleeper's side).
     pub needless_ipi_share: Option<Spread>,
@@ -166,6 +174,15 @@ pub fn summarize(config: &BenchConfig, runs: &[BenchRun], host_cores: u32) -> Ve
                 lock_contended_per_round: Spread::of(
                     ok.iter()
                         .filter_map(|run| run.pool()?.lock_contended_per_round()),
+                ),
+                round_longest_block_us: Spread::of(
+                    ok.iter().filter_map(|run| {
+                        Some(run.pool()?.round_longest_block_ns? as f64 / 1000.0)
+                    }),
+                ),
+                round_rest_us: Spread::of(
+                    ok.iter()
+                        .filter_map(|run| Some(run.pool()?.round_rest_ns? as f64 / 1000.0)),
                 ),
                 needless_ipi_share: Spread::of(
                     ok.iter().filter_map(|run| run.totals?.needless_ipi_share()),
@@ -435,6 +452,7 @@ fn render_grid_table(
         "/default",
         "chunks",
         "cores/round",
+        "round: longest block/rest µs",
         "IPIs/iter",
         "IPIs/wakeups/spurious per core",
         "needless",
@@ -471,6 +489,15 @@ fn render_grid_table(
             ratio(summary.ratio_to_state_machine),
             median(summary.chunks_per_round, 1),
             median(summary.cores_per_round, 1),
+            if summary.round_rest_us.is_none() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{}/{}",
+                    median(summary.round_longest_block_us, 1),
+                    median(summary.round_rest_us, 1),
+                )
+            },
             if floor {
                 "n/a".to_string()
             } else {
@@ -1039,6 +1066,14 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
             "per boot: lock_contended / rounds of the kernel's `pool:` line (acquisitions of the stealable pool's lock that found it held); summarised over boots with the line (Laplace only)",
         ),
         (
+            "round_longest_block_us",
+            "per boot: round_longest_block_ns / 1000 of the kernel's `pool:` line (median over the rounds after the first two, which run on the caller alone, of each round's longest row block, TSC-timed where it ran: the compute the round could not be shorter than; the host's speed moves it); summarised over boots with the line (Laplace only)",
+        ),
+        (
+            "round_rest_us",
+            "per boot: round_rest_ns / 1000 of the kernel's `pool:` line (median over the same rounds of each round's time less its longest row block: publishing the round, waking or finding cores, their steals and the join, what the pool and the wake path cost a round); summarised over boots with the line (Laplace only)",
+        ),
+        (
             "chunks_per_round",
             "per boot: chunks= of the kernel's `pool:` line (the round plan's chunks per round, or workers of the pinned pool, chosen from what the boot measured of the host); summarised over boots with the line (Laplace only)",
         ),
@@ -1265,9 +1300,12 @@ mod tests {
         let config = BenchConfig::standard(vec![2], 3);
         let with = |variant, cores: u64, ipis: u64| {
             let mut boot = run(&config, Section::SyncHeavy, variant, 2, 100);
+            // The round split grows with the IPIs, so that each boot's
+            // differs: 500 IPIs, 5.0 µs of rest a round.
+            let rest_ns = ipis * 10;
             boot.record.serial = format!(
                 "[c0] laplace: size=64 iterations=1000 workers=2 elapsed_us=100000 residual=0 checksum=0x0\n\
-                 [c0] pool: kind=steal rounds=1000 cores_per_round_median={cores} min=1 max=2 search_wakes=3\n"
+                 [c0] pool: kind=steal rounds=1000 cores_per_round_median={cores} min=1 max=2 search_wakes=3 round_longest_block_ns=40000 round_rest_ns={rest_ns}\n"
             );
             boot.totals = Some(StatsTotals {
                 cores: 2,
@@ -1292,6 +1330,11 @@ mod tests {
         // 500, 1500 and 3000 IPIs over 1000 iterations.
         let ipis = steal.ipis_per_iteration.unwrap();
         assert_eq!((ipis.count, ipis.median, ipis.max), (3, 1.5, 3.0));
+        // The round split of the two boots with the line: 5 and 15 µs of
+        // rest, blocks of 40.
+        let rest = steal.round_rest_us.unwrap();
+        assert_eq!((rest.count, rest.median, rest.max), (2, 10.0, 15.0));
+        assert_eq!(steal.round_longest_block_us.map(|s| s.median), Some(40.0));
         let pinned = find(&summaries, Section::SyncHeavy, Variant::SmPinned, 2).unwrap();
         assert_eq!(pinned.cores_per_round.map(|s| s.median), Some(2.0));
         assert_eq!(pinned.ipis_per_iteration.map(|s| s.median), Some(2.0));
@@ -1311,10 +1354,20 @@ mod tests {
             .unwrap_or_else(|| panic!("{text}"));
         let cells: Vec<&str> = row.split_whitespace().collect();
         // smp, variant, guest ms, /default, chunks (no plan printed in
-        // these lines), cores/round, IPIs/iter.
+        // these lines), cores/round, the round's longest block/rest,
+        // IPIs/iter.
         assert_eq!(
-            &cells[..7],
-            ["2", "sm-pinned", "100.0", "1.00", "-", "2.0", "2.00"],
+            &cells[..8],
+            [
+                "2",
+                "sm-pinned",
+                "100.0",
+                "1.00",
+                "-",
+                "2.0",
+                "40.0/20.0",
+                "2.00"
+            ],
             "{row}"
         );
         assert!(

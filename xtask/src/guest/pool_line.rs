@@ -2,10 +2,12 @@
 //! `[c0] pool: kind=steal chunks=2 work_us=41 rounds=1000
 //! cores_per_round_median=1 min=1 max=5 search_wakes=577` (`kind=pinned`
 //! for the pinned pool, with `search_wakes=0`), then `lock_contended=N
-//! pool_call_us=N`: the round plan's choice (pool, chunks per round, a
-//! round's measured work on one core), what the rounds did, and what the
-//! stealable pool's lock cost them. The bench reads the chunks, how many
-//! distinct cores ran each round's work and the lock's cost per round
+//! pool_call_us=N`, then `round_longest_block_ns=N round_rest_ns=N`: the
+//! round plan's choice (pool, chunks per round, a round's measured work on
+//! one core), what the rounds did, what the stealable pool's lock cost
+//! them, and the pooled rounds' medians of their longest row block and of
+//! the rest of their time. The bench reads the chunks, how many distinct
+//! cores ran each round's work, the lock's cost per round and the split
 //! from it.
 
 use serde::Serialize;
@@ -42,6 +44,15 @@ pub struct PoolLine {
     /// Microseconds every core spent in the stealable pool's calls (its
     /// lock's wait included), summed over cores, over the workload.
     pub pool_call_us: Option<u64>,
+    /// Median over the pooled rounds of each round's longest row block,
+    /// ns: the compute the round could not be shorter than, which the
+    /// host's speed moves (`None`: not printed, an older kernel or no
+    /// pooled round).
+    pub round_longest_block_ns: Option<u64>,
+    /// Median over the pooled rounds of each round's time less its longest
+    /// block, ns: publishing, waking or finding cores, their steals, the
+    /// join (`None`: as for `round_longest_block_ns`).
+    pub round_rest_ns: Option<u64>,
 }
 
 impl PoolLine {
@@ -66,6 +77,8 @@ impl PoolLine {
             search_wakes: number("search_wakes")?,
             lock_contended: number("lock_contended"),
             pool_call_us: number("pool_call_us"),
+            round_longest_block_ns: number("round_longest_block_ns"),
+            round_rest_ns: number("round_rest_ns"),
         })
     }
 
@@ -98,7 +111,7 @@ mod tests {
     #[test]
     fn the_kernel_lines_parse() {
         let serial = "[c0] laplace: size=64 iterations=1000 workers=2 elapsed_us=1 residual=0 checksum=0x0\n\
-                      [c0] pool: kind=steal chunks=2 work_us=41 rounds=1000 cores_per_round_median=1 min=1 max=5 search_wakes=577 lock_contended=250 pool_call_us=4000\r\n\
+                      [c0] pool: kind=steal chunks=2 work_us=41 rounds=1000 cores_per_round_median=1 min=1 max=5 search_wakes=577 lock_contended=250 pool_call_us=4000 round_longest_block_ns=28400 round_rest_ns=6300\r\n\
                       [c0] VIGIL-STATS {}\n";
         assert_eq!(
             PoolLine::find_in(serial),
@@ -113,6 +126,8 @@ mod tests {
                 search_wakes: 577,
                 lock_contended: Some(250),
                 pool_call_us: Some(4000),
+                round_longest_block_ns: Some(28400),
+                round_rest_ns: Some(6300),
             })
         );
         let line = PoolLine::find_in(serial).unwrap();
@@ -126,6 +141,8 @@ mod tests {
         assert_eq!(pinned.chunks, None);
         assert_eq!(pinned.cores_per_round_median, 2);
         assert_eq!(pinned.pool_call_us_per_round(), None);
+        assert_eq!(pinned.round_longest_block_ns, None);
+        assert_eq!(pinned.round_rest_ns, None);
     }
 
     #[test]
