@@ -109,7 +109,7 @@ fn measure_host(params: &BootParams) {
     let pollers = params.pollers.map_or(at_once, |n| n as usize);
     sched::poll_slots::set(pollers);
     // With the pool and its chunk count fixed by boot parameters the plan
-    // has nothing to choose, and the empty rounds are not run (under
+    // has nothing to choose, and its timed rounds are not run (under
     // Bochs's 1-instruction turns they are most of a short boot).
     let plan_fixed = match params.pool {
         Some(Pool::Pinned) => true,
@@ -121,7 +121,7 @@ fn measure_host(params: &BootParams) {
     } else {
         let costs = sched::round_plan::measure_costs(at_once, sched::stealable::enabled());
         alloc::format!(
-            "an empty round costs {} ns stealing on {} cores, {} pinned",
+            "a round costs {} ns beyond its work stealing on {} cores, {} pinned",
             costs.steal_ns,
             costs.steal_cores,
             costs.pinned_ns.map_or_else(

@@ -136,12 +136,14 @@ pub struct HostStats {
     pub parallelism: u64,
     /// Idle cores that may poll at once.
     pub poll_slots: u64,
-    /// The median empty round of the stealing pool, ns (0: not measured).
+    /// The stealing pool's median round cost beyond its longest chunk, ns,
+    /// timed at boot (0: not measured).
     pub steal_round_ns: u64,
     /// The cores that round ran on.
     pub steal_round_cores: u64,
-    /// The median empty round of the pinned pool on every core, ns (0: not
-    /// measured, the host runs fewer cores at once).
+    /// The pinned pool's median round cost on every core beyond its
+    /// longest chunk, ns, timed at boot (0: not measured, the host runs
+    /// fewer cores at once).
     pub pinned_round_ns: u64,
     /// The workload's pool (`steal`, `pinned`; empty: no fork-join
     /// workload ran).

@@ -5,10 +5,13 @@
 //! the host's parallelism the plan reads, from given counts.
 
 use super::runner::{TestCase, TestResult};
+use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{SOLO_RUN_CHUNKS, estimate_milli};
-use crate::sched::round_plan::{Fixed, RoundCosts, RoundPlan};
+use crate::sched::round_plan::{
+    CALIBRATION_ROUNDS, CALIBRATION_WORK_US, Fixed, RoundCosts, RoundPlan, median_cost_ns,
+};
 use crate::sched::round_trial::{
     RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome, alternative, reach,
 };
@@ -24,10 +27,42 @@ pub const TRIAL: TestCase = TestCase {
     run: trial,
 };
 
+pub const CALIBRATION_PRICES_BEYOND_THE_WORK: TestCase = TestCase {
+    name: "sched::round_plan_calibration_works_its_chunks_and_prices_the_rest",
+    run: calibration_prices_beyond_the_work,
+};
+
 pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
     name: "sched::host_estimate_keeps_the_faster_solo_rate",
     run: estimate_faster_solo,
 };
+
+/// The boot's round costs are timed with chunks that work (so that the
+/// stealing pool's published chunk is handed off, not taken back by its
+/// caller), and a round's cost is what it took beyond its longest chunk:
+/// a "round" that is its one chunk run on the caller works at least
+/// [`CALIBRATION_WORK_US`] in every timed round and costs less than that.
+fn calibration_prices_beyond_the_work() -> TestResult {
+    let work_ticks = tsc::us_to_ticks(CALIBRATION_WORK_US);
+    let mut shortest_ticks = u64::MAX;
+    let mut rounds = 0;
+    let cost_ns = median_cost_ns(|job| {
+        let start = tsc::now();
+        job(0);
+        shortest_ticks = shortest_ticks.min(tsc::now() - start);
+        rounds += 1;
+    });
+    ensure!(rounds == CALIBRATION_ROUNDS, "{rounds} rounds timed");
+    ensure!(
+        shortest_ticks >= work_ticks,
+        "a chunk worked {shortest_ticks} ticks, under {work_ticks}: empty chunks price a round without its hand-off"
+    );
+    ensure!(
+        cost_ns < CALIBRATION_WORK_US * 1000,
+        "a round of one chunk on its caller cost {cost_ns} ns beyond its work: the work was counted as cost"
+    );
+    Ok(())
+}
 
 /// The plan's main input, the host's parallelism, from given counts: the
 /// solo rate timed before and after the window, the faster kept, so that

@@ -45,7 +45,7 @@ pub fn record_round_cores(cores: usize) {
     CORES_PER_ROUND[cores.min(MAX_CORES)].fetch_add(1, Ordering::Relaxed);
 }
 
-/// Forgets the rounds recorded so far (the boot's empty rounds), from the
+/// Forgets the rounds recorded so far (the boot's timed rounds), from the
 /// main task before its workload: the only core that records rounds, so
 /// the stores race with nothing.
 pub fn forget_round_cores() {

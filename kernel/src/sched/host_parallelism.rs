@@ -275,7 +275,7 @@ fn solo_run_ticks() -> u64 {
 /// 7x slower (38% of the vCPU thread in that helper, `perf`) and read one
 /// vCPU as 0.14 cores; the same source with a print added read 0.99.
 #[inline(never)]
-fn chunk() {
+pub(super) fn chunk() {
     // The seed through `black_box`, so that the loop cannot be folded to
     // a constant.
     let mut x: u64 = core::hint::black_box(0x9e37_79b9_7f4a_7c15);

@@ -5,10 +5,12 @@
 //! What it measures:
 //! * how many of its cores the host runs at once, `P`
 //!   ([`host_parallelism`](super::host_parallelism), at boot);
-//! * what a round costs beyond its work: the median time of rounds of
-//!   empty chunks, one per core on `min(max(P, 2), cores)` cores with the
-//!   stealing pool (the publication, the search wakes, the takes, the
-//!   join; at least 2, so that a split is always priced) and,
+//! * what a round costs beyond its work: the median over timed rounds of
+//!   each round's time less its longest chunk, every chunk working
+//!   [`CALIBRATION_WORK_US`], one chunk per core on `min(max(P, 2),
+//!   cores)` cores with the stealing pool (the publication, the search
+//!   wakes, a core's take of the published chunk, the join; at least 2,
+//!   so that a split is always priced) and,
 //!   where every core has a host core of its own (`P >= cores`), with the
 //!   pinned pool on every core ([`RoundCosts`], at boot, right after `P`);
 //! * what a round's work costs: a workload times its first round, run on
@@ -38,6 +40,7 @@
 //! `chunks=`, `pool=`, `backoff=`).
 
 use super::fork_join::{ForkJoin, Job};
+use super::host_parallelism;
 use super::round_trial::{self, RoundTrial, TrialOutcome};
 use super::steal_join::StealJoin;
 use crate::arch::tsc;
@@ -45,22 +48,36 @@ use crate::params::{Pool, Trial};
 use crate::smp::cores;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
 
-/// Empty rounds timed per pool at boot (the median is kept: the first
-/// rounds also teach the cores' backoff to poll).
+/// Rounds timed per pool at boot (the median is kept: the first rounds
+/// also teach the cores' backoff to poll).
 pub const CALIBRATION_ROUNDS: usize = 64;
+
+/// Each chunk of a timed round works at least this long, µs, and the
+/// round's cost is its time less its longest chunk. Long enough that
+/// another core takes the stealing pool's published chunk before the
+/// caller, done with its own, is back for it: with empty chunks the caller
+/// took its published chunk back itself, so the stealing round was priced
+/// without a hand-off (2.4 µs at 2 vCPUs on 2 host cores, where the rest
+/// of a real sync-heavy round was 7.9-9.6 µs stealing and 3.4-3.7
+/// pinned), and the pinned pool, whose every round hands off, lost a
+/// choice it wins by half.
+pub const CALIBRATION_WORK_US: u64 = 20;
 
 /// What a round costs beyond its work, measured at boot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoundCosts {
-    /// Cores the stealing pool's empty rounds ran on (`min(P, cores)`).
+    /// Cores the stealing pool's timed rounds ran on (`min(max(P, 2),
+    /// cores)`).
     pub steal_cores: usize,
-    /// Median time of an empty stealing round on `steal_cores` cores, ns
-    /// (0 on one core: no round to split).
+    /// Median cost of a stealing round on `steal_cores` cores beyond its
+    /// longest chunk, ns (0 on one core: no round to split).
     pub steal_ns: u64,
-    /// Median time of an empty pinned round on every core, ns, when every
-    /// core has a host core of its own (else not measured).
+    /// Median cost of a pinned round on every core beyond its longest
+    /// chunk, ns, when every core has a host core of its own (else not
+    /// measured).
     pub pinned_ns: Option<u64>,
 }
 
@@ -150,22 +167,21 @@ pub fn costs() -> Option<RoundCosts> {
     COSTS.get().copied()
 }
 
-/// Times empty rounds of each pool that can be chosen (from the main task,
+/// Times rounds of each pool that can be chosen (from the main task,
 /// after [`host_parallelism::measure`](super::host_parallelism::measure)),
 /// and keeps the result. `at_once` is the host parallelism in force.
 pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     let n = cores::count();
     let steal_cores = at_once.max(2).min(n);
-    let empty: Job = Arc::new(|_| {});
     let steal_ns = if steal_enabled && steal_cores > 1 {
         let pool = StealJoin::new();
-        median_round_ns(|| pool.run(&empty, steal_cores))
+        median_cost_ns(|job| pool.run(job, steal_cores))
     } else {
         0
     };
     let pinned_ns = (n > 1 && at_once >= n).then(|| {
         let pool = ForkJoin::new(n);
-        let ns = median_round_ns(|| pool.run(&empty));
+        let ns = median_cost_ns(|job| pool.run(job));
         pool.shutdown();
         ns
     });
@@ -177,17 +193,42 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     *COSTS.call_once(|| costs)
 }
 
-/// The median of [`CALIBRATION_ROUNDS`] timings of `round`, ns.
-fn median_round_ns(mut round: impl FnMut()) -> u64 {
-    let mut times: Vec<u64> = (0..CALIBRATION_ROUNDS)
-        .map(|_| {
+/// The median over [`CALIBRATION_ROUNDS`] rounds run by `round` (given
+/// the job) of each round's time less its longest chunk, ns; every chunk
+/// works [`CALIBRATION_WORK_US`] at least, in the host parallelism
+/// measurement's register-only chunks (no clock read in the loop but one a
+/// chunk: under TCG every `rdtsc` takes one global lock of QEMU's, and a
+/// spinning reader would slow the round it prices).
+pub fn median_cost_ns(mut round: impl FnMut(&Job)) -> u64 {
+    // Each chunk's Relaxed `fetch_max`; zeroed before a round is published
+    // (the publication, a release, orders it before the chunks' updates)
+    // and read after the round's join (the latch's release/acquire orders
+    // every chunk's update before the read).
+    let longest = Arc::new(AtomicU64::new(0));
+    let work_ticks = tsc::us_to_ticks(CALIBRATION_WORK_US);
+    let job: Job = {
+        let longest = longest.clone();
+        Arc::new(move |_| {
             let start = tsc::now();
-            round();
-            tsc::ticks_to_ns(tsc::now() - start)
+            let mut worked = 0;
+            while worked < work_ticks {
+                host_parallelism::chunk();
+                worked = tsc::now().saturating_sub(start);
+            }
+            longest.fetch_max(worked, Ordering::Relaxed);
+        })
+    };
+    let mut costs: Vec<u64> = (0..CALIBRATION_ROUNDS)
+        .map(|_| {
+            longest.store(0, Ordering::Relaxed);
+            let start = tsc::now();
+            round(&job);
+            let round_ticks = tsc::now().saturating_sub(start);
+            tsc::ticks_to_ns(round_ticks.saturating_sub(longest.load(Ordering::Relaxed)))
         })
         .collect();
-    times.sort_unstable();
-    times[times.len() / 2]
+    costs.sort_unstable();
+    costs[costs.len() / 2]
 }
 
 /// How the rounds of one workload run.

@@ -4,10 +4,11 @@
 //!
 //! The plan ([`round_plan`](super::round_plan)) prices a split from what
 //! the boot measured: the host's parallelism `P`, rounded to a whole core,
-//! and the median of 64 empty rounds. Both readings have outliers that
-//! cost a whole core for the rest of the workload: `P` read 1.485 on two
-//! host cores (rounded to one core: every round on the caller alone), and
-//! at 32 vCPUs two boots of three timed the empty round at 105-110 µs
+//! and the median cost of 64 timed rounds. Both readings have outliers
+//! that cost a whole core for the rest of the workload: `P` read 1.485 on
+//! two host cores (rounded to one core: every round on the caller alone),
+//! and at 32 vCPUs two boots of three timed the empty round (as the
+//! rounds then were) at 105-110 µs
 //! where the others read 2-4 (the split's cost then outweighed a 56 µs
 //! round: one chunk); those boots took 1.6x the time of the boots that
 //! split in two. A reading can be wrong; a round's own time is what the

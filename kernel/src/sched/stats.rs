@@ -185,7 +185,7 @@ static IPIS_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
 /// Marks the end of the boot's measurements, from the main task before the
 /// workload starts: keeps the wake IPIs sent so far (the `VIGIL-STATS`
 /// counters count from boot; the record says how many came before) and
-/// forgets the empty rounds' cores per round (the `pool:` line describes
+/// forgets the timed rounds' cores per round (the `pool:` line describes
 /// the workload's rounds). Relaxed: the other cores' counters are read
 /// while they idle, a statistic.
 pub fn mark_workload_start() {

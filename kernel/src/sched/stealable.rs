@@ -118,7 +118,7 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Search wakes chosen before the workload (the boot's empty rounds).
+/// Search wakes chosen before the workload (the boot's timed rounds).
 static SEARCH_WAKES_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);
 /// Contended acquisitions of the pool's lock before the workload.
 static LOCK_CONTENDED_BEFORE_WORKLOAD: AtomicU64 = AtomicU64::new(0);

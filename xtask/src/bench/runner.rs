@@ -140,7 +140,7 @@ impl BenchRun {
         let totals = self.totals?;
         let iterations = self.record.result?.iterations;
         // The counters count from boot: the boot's own measurements (the
-        // host parallelism window, the empty rounds) are not the
+        // host parallelism window, the timed rounds) are not the
         // workload's.
         let before = self
             .record
