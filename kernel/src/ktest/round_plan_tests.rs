@@ -46,7 +46,7 @@ fn calibration_prices_beyond_the_work() -> TestResult {
     let work_ticks = tsc::us_to_ticks(CALIBRATION_WORK_US);
     let mut shortest_ticks = u64::MAX;
     let mut rounds = 0;
-    let cost_ns = median_cost_ns(|job| {
+    let cost_ns = median_cost_ns(CALIBRATION_WORK_US, |job| {
         let start = tsc::now();
         job(0);
         shortest_ticks = shortest_ticks.min(tsc::now() - start);

@@ -6,13 +6,14 @@
 //! * how many of its cores the host runs at once, `P`
 //!   ([`host_parallelism`](super::host_parallelism), at boot);
 //! * what a round costs beyond its work: the median over timed rounds of
-//!   each round's time less its longest chunk, every chunk working
-//!   [`CALIBRATION_WORK_US`], one chunk per core on `min(max(P, 2),
-//!   cores)` cores with the stealing pool (the publication, the search
-//!   wakes, a core's take of the published chunk, the join; at least 2,
-//!   so that a split is always priced) and,
-//!   where every core has a host core of its own (`P >= cores`), with the
-//!   pinned pool on every core ([`RoundCosts`], at boot, right after `P`);
+//!   each round's time less its longest chunk, one chunk per core on
+//!   `min(max(P, 2), cores)` cores with the stealing pool (at least 2, so
+//!   that a split is always priced) and, where every core has a host core
+//!   of its own (`P >= cores`), with the pinned pool on every core; there
+//!   every chunk works [`CALIBRATION_WORK_US`], so that the stealing
+//!   round's published chunk is handed off as in a workload, and
+//!   elsewhere the chunks are empty (why: [`CALIBRATION_WORK_US`])
+//!   ([`RoundCosts`], at boot, right after `P`);
 //! * what a round's work costs: a workload times its first round, run on
 //!   the caller alone ([`RoundPlan::for_work`]).
 //!
@@ -55,7 +56,8 @@ use spin::Once;
 /// also teach the cores' backoff to poll).
 pub const CALIBRATION_ROUNDS: usize = 64;
 
-/// Each chunk of a timed round works at least this long, µs, and the
+/// Where every core has a host core of its own (the pools are compared),
+/// each chunk of a timed round works at least this long, µs, and the
 /// round's cost is its time less its longest chunk. Long enough that
 /// another core takes the stealing pool's published chunk before the
 /// caller, done with its own, is back for it: with empty chunks the caller
@@ -64,6 +66,18 @@ pub const CALIBRATION_ROUNDS: usize = 64;
 /// of a real sync-heavy round was 7.9-9.6 µs stealing and 3.4-3.7
 /// pinned), and the pinned pool, whose every round hands off, lost a
 /// choice it wins by half.
+///
+/// Where the host runs fewer cores at once than there are, only the
+/// stealing pool is timed, and with empty chunks (the publication and the
+/// caller's take-back: what a split costs its caller). A timed hand-off
+/// there is not the workload's: these rounds run in the first
+/// milliseconds after the parallelism window, while most vCPUs are still
+/// on their way to a halt and the woken one waits for host time. At 32
+/// vCPUs on 2 host cores, three calibrations in a row read 6.8, 4.1 and
+/// 4.0 µs in one boot, 25.6, 29.3 and 126 in another, 25.8, 4.0 and 4.1
+/// in a third, where the workload's own rounds hand off in 6-8 µs (the
+/// `pool:` line's `round_rest_ns`); priced by the first reading, 3 boots
+/// of 5 ran every round on one core (67-110 ms against 40-66).
 pub const CALIBRATION_WORK_US: u64 = 20;
 
 /// What a round costs beyond its work, measured at boot.
@@ -73,7 +87,8 @@ pub struct RoundCosts {
     /// cores)`).
     pub steal_cores: usize,
     /// Median cost of a stealing round on `steal_cores` cores beyond its
-    /// longest chunk, ns (0 on one core: no round to split).
+    /// longest chunk, ns (0 on one core: no round to split); its chunks
+    /// worked where `pinned_ns` was measured, and were empty elsewhere.
     pub steal_ns: u64,
     /// Median cost of a pinned round on every core beyond its longest
     /// chunk, ns, when every core has a host core of its own (else not
@@ -173,15 +188,17 @@ pub fn costs() -> Option<RoundCosts> {
 pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     let n = cores::count();
     let steal_cores = at_once.max(2).min(n);
+    let compared = n > 1 && at_once >= n;
+    let work_us = if compared { CALIBRATION_WORK_US } else { 0 };
     let steal_ns = if steal_enabled && steal_cores > 1 {
         let pool = StealJoin::new();
-        median_cost_ns(|job| pool.run(job, steal_cores))
+        median_cost_ns(work_us, |job| pool.run(job, steal_cores))
     } else {
         0
     };
-    let pinned_ns = (n > 1 && at_once >= n).then(|| {
+    let pinned_ns = compared.then(|| {
         let pool = ForkJoin::new(n);
-        let ns = median_cost_ns(|job| pool.run(job));
+        let ns = median_cost_ns(work_us, |job| pool.run(job));
         pool.shutdown();
         ns
     });
@@ -195,17 +212,17 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
 
 /// The median over [`CALIBRATION_ROUNDS`] rounds run by `round` (given
 /// the job) of each round's time less its longest chunk, ns; every chunk
-/// works [`CALIBRATION_WORK_US`] at least, in the host parallelism
+/// works `work_us` at least (0: none), in the host parallelism
 /// measurement's register-only chunks (no clock read in the loop but one a
 /// chunk: under TCG every `rdtsc` takes one global lock of QEMU's, and a
 /// spinning reader would slow the round it prices).
-pub fn median_cost_ns(mut round: impl FnMut(&Job)) -> u64 {
+pub fn median_cost_ns(work_us: u64, mut round: impl FnMut(&Job)) -> u64 {
     // Each chunk's Relaxed `fetch_max`; zeroed before a round is published
     // (the publication, a release, orders it before the chunks' updates)
     // and read after the round's join (the latch's release/acquire orders
     // every chunk's update before the read).
     let longest = Arc::new(AtomicU64::new(0));
-    let work_ticks = tsc::us_to_ticks(CALIBRATION_WORK_US);
+    let work_ticks = tsc::us_to_ticks(work_us);
     let job: Job = {
         let longest = longest.clone();
         Arc::new(move |_| {
