@@ -86,12 +86,12 @@ pub struct Grids {
     /// increments, read by [`Grids::report`] after the last round, whose
     /// hand-offs to the coordinator order every increment before it).
     blocks_run: AtomicU64,
-    /// The longest row block of the current round, TSC ticks: each block's
-    /// Relaxed `fetch_max`. The coordinator zeroes it in
-    /// [`Grids::set_iteration`], before the round's release (the wake,
-    /// a release) publishes the round, and reads it after the round's join
-    /// (the latch count-down, release/acquire), which orders every block's
-    /// `fetch_max` before the read, as for `blocks_run`.
+    /// The longest row block since the coordinator last took it, TSC
+    /// ticks: each timed block's Relaxed `fetch_max`. The coordinator takes
+    /// it (a swap with 0) after each round's join (the latch count-down,
+    /// release/acquire, orders every block's `fetch_max` before it, as for
+    /// `blocks_run`) and before it publishes the next round (a release, so
+    /// the next round's blocks update the 0 it left).
     longest_block_ticks: AtomicU64,
 }
 
@@ -116,9 +116,19 @@ fn initial_grid(size: usize) -> Vec<AtomicI64> {
         .collect()
 }
 
-/// Computes block `block` of the current iteration.
+/// Computes block `block` of the current iteration, and counts its time
+/// towards the round's longest block (`Grids::longest_block_ticks`).
 pub fn compute_block(g: &Grids, block: usize) {
     let started = tsc::now();
+    compute_block_untimed(g, block);
+    g.longest_block_ticks
+        .fetch_max(tsc::now().saturating_sub(started), Ordering::Relaxed);
+}
+
+/// Computes block `block` of the current iteration, reading no clock: the
+/// floor's, which keeps its critical path free of anything but the grid
+/// and its IPIs (under TCG every `rdtsc` takes one of QEMU's global locks).
+pub fn compute_block_untimed(g: &Grids, block: usize) {
     let n = g.size;
     let iteration = g.iteration.load(Ordering::Relaxed);
     let blocks = g.blocks.load(Ordering::Relaxed);
@@ -157,8 +167,6 @@ pub fn compute_block(g: &Grids, block: usize) {
     if record {
         g.residuals[block].store(residual, Ordering::Relaxed);
     }
-    g.longest_block_ticks
-        .fetch_max(tsc::now().saturating_sub(started), Ordering::Relaxed);
 }
 
 fn checksum(grid: &[AtomicI64]) -> u64 {
@@ -199,13 +207,12 @@ impl Grids {
     /// Selects the iteration the next round computes (before releasing it).
     pub fn set_iteration(&self, iteration: usize) {
         self.iteration.store(iteration as u64, Ordering::Relaxed);
-        self.longest_block_ticks.store(0, Ordering::Relaxed);
     }
 
-    /// The longest row block of the round just joined, TSC ticks (see
-    /// `longest_block_ticks`).
-    fn longest_block_ticks(&self) -> u64 {
-        self.longest_block_ticks.load(Ordering::Relaxed)
+    /// The longest row block since the last take, TSC ticks, and 0 in its
+    /// place (see `longest_block_ticks`).
+    fn take_longest_block_ticks(&self) -> u64 {
+        self.longest_block_ticks.swap(0, Ordering::Relaxed)
     }
 
     /// Splits the next rounds into `blocks` blocks (between rounds).
@@ -319,6 +326,8 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     let progress_every = tsc::us_to_ticks(PROGRESS_EVERY_MS * 1000);
     let mut last_progress = start;
     let mut splits = RoundSplits::new(iterations - alone);
+    // The rounds on the caller alone are not pooled rounds.
+    grids.take_longest_block_ticks();
     for iteration in alone..iterations {
         grids.set_iteration(iteration);
         let round_start = tsc::now();
@@ -326,7 +335,7 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
         let now = tsc::now();
         splits.record(
             tsc::ticks_to_ns(now - round_start),
-            tsc::ticks_to_ns(grids.longest_block_ticks()),
+            tsc::ticks_to_ns(grids.take_longest_block_ticks()),
         );
         if trial.running() {
             if let Some(outcome) = trial.record(tsc::ticks_to_ns(now - round_start)) {

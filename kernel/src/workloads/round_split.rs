@@ -1,7 +1,10 @@
 //! A Laplace round's time split in two: its longest row block, which the
 //! round cannot be shorter than whatever the pool does, and the rest
 //! (publishing the round, waking or finding cores, their steals, the
-//! join, and the caller's bookkeeping). The host's speed moves the first
+//! join, and the caller's bookkeeping; and whole blocks where one core
+//! ran two of the round's blocks one after the other, as in the round
+//! trial's rounds of one chunk more than the cores that came, or when the
+//! caller took back a chunk nobody came for). The host's speed moves the first
 //! (a vCPU the host runs slower computes its block slower); the second is
 //! what the pool and the wake path cost a round. The `pool:` line prints
 //! the median of each over the pooled rounds, so that two configurations
