@@ -171,7 +171,7 @@ pub struct HostStats {
     /// ran the count it was given.
     pub blocks_run: u64,
     /// Wake IPIs sent (all cores) before the workload started: the boot's
-    /// measurements (the host parallelism window, the empty rounds). The
+    /// measurements (the host parallelism window, the timed rounds). The
     /// cores' `ipis_sent` count from boot, so a per-iteration figure
     /// subtracts these.
     pub ipis_before_workload: u64,
