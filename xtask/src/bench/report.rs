@@ -358,6 +358,22 @@ fn median(spread: Option<Spread>, digits: usize) -> String {
     )
 }
 
+/// Two figures of one line in one cell, `a/b` (each with its digits);
+/// `-` when the boots had neither (a kernel that printed neither).
+fn median_pair(
+    (first, first_digits): (Option<Spread>, usize),
+    (second, second_digits): (Option<Spread>, usize),
+) -> String {
+    if first.is_none() && second.is_none() {
+        return "-".to_string();
+    }
+    format!(
+        "{}/{}",
+        median(first, first_digits),
+        median(second, second_digits)
+    )
+}
+
 /// Appends a table: the `left` columns left-aligned, the others
 /// right-aligned, each as wide as its widest cell; with `group`, a blank
 /// line wherever the first column changes.
@@ -489,15 +505,10 @@ fn render_grid_table(
             ratio(summary.ratio_to_state_machine),
             median(summary.chunks_per_round, 1),
             median(summary.cores_per_round, 1),
-            if summary.round_rest_us.is_none() {
-                "-".to_string()
-            } else {
-                format!(
-                    "{}/{}",
-                    median(summary.round_longest_block_us, 1),
-                    median(summary.round_rest_us, 1),
-                )
-            },
+            median_pair(
+                (summary.round_longest_block_us, 1),
+                (summary.round_rest_us, 1),
+            ),
             if floor {
                 "n/a".to_string()
             } else {
@@ -509,15 +520,10 @@ fn render_grid_table(
             } else {
                 percent(summary.needless_ipi_share)
             },
-            if summary.pool_call_us_per_round.is_none() {
-                "-".to_string()
-            } else {
-                format!(
-                    "{}/{}",
-                    median(summary.pool_call_us_per_round, 1),
-                    median(summary.lock_contended_per_round, 2),
-                )
-            },
+            median_pair(
+                (summary.pool_call_us_per_round, 1),
+                (summary.lock_contended_per_round, 2),
+            ),
         ];
         if compute {
             row.push(ratio(summary.efficiency));
