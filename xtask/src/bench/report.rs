@@ -1077,7 +1077,7 @@ pub fn definitions() -> BTreeMap<&'static str, &'static str> {
         ),
         (
             "round_rest_us",
-            "per boot: round_rest_ns / 1000 of the kernel's `pool:` line (median over the same rounds of each round's time less its longest row block: publishing the round, waking or finding cores, their steals and the join, what the pool and the wake path cost a round); summarised over boots with the line (Laplace only)",
+            "per boot: round_rest_ns / 1000 of the kernel's `pool:` line (median over the same rounds of each round's time less its longest row block: publishing the round, waking or finding cores, their steals and the join, what the pool and the wake path cost a round; and whole blocks where one core ran two of a round's blocks, as in round-trial rounds of one chunk more than the cores that came); summarised over boots with the line (Laplace only)",
         ),
         (
             "chunks_per_round",
