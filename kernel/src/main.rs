@@ -4,6 +4,9 @@
 #![no_std]
 #![no_main]
 #![cfg_attr(target_arch = "x86_64", feature(abi_x86_interrupt))]
+// `#[rustc_align]` on the Laplace row-block function: its loop must not
+// straddle a page (`workloads::laplace::compute_block_untimed` says why).
+#![feature(fn_align)]
 // Unsafe lives in `arch/`; the few other modules that must touch memory or
 // stacks directly say why, next to their `mod` line.
 #![deny(unsafe_code)]

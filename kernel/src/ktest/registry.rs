@@ -2,8 +2,8 @@
 
 use super::runner::TestCase;
 use super::{
-    fault_tests, heap_tests, params_tests, platform_tests, round_plan_tests, round_split_tests,
-    sched_tests, smp_tests, steal_report_tests,
+    fault_tests, heap_tests, laplace_tests, params_tests, platform_tests, round_plan_tests,
+    round_split_tests, sched_tests, smp_tests, steal_report_tests,
 };
 
 /// The whole suite.
@@ -56,4 +56,5 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
     round_split_tests::MEDIANS,
     round_split_tests::LONG_RUN_KEEPS_EVERY_KTH_ROUND,
+    laplace_tests::ROW_LOOP_WITHIN_A_PAGE,
 ];
