@@ -1,23 +1,24 @@
-//! Where the Laplace row loop lies: within one page, so that QEMU's TCG
-//! chains its back edge (`workloads::laplace::compute_block_untimed`).
+//! Where the Laplace row loop lies: its function starts a page, so that
+//! QEMU's TCG chains its back edge (`workloads::laplace::compute_block_untimed`).
 
 use super::runner::{TestCase, TestResult};
 use crate::ensure;
-use crate::workloads::laplace::{ROW_LOOP_ALIGN, compute_block_untimed};
+use crate::workloads::laplace::{ROW_LOOP_ALIGN_BYTES, compute_block_untimed};
 
-pub const ROW_LOOP_WITHIN_A_PAGE: TestCase = TestCase {
-    name: "workloads::laplace_row_loop_within_a_page",
-    run: row_loop_within_a_page,
+pub const ROW_BLOCK_FN_PAGE_ALIGNED: TestCase = TestCase {
+    name: "workloads::laplace_row_block_fn_page_aligned",
+    run: row_block_fn_page_aligned,
 };
 
-/// The row-block function starts a page: its code (under a page long, see
-/// `ROW_LOOP_ALIGN`) cannot straddle a page boundary, wherever the rest of
-/// the kernel moves it.
-fn row_loop_within_a_page() -> TestResult {
+/// The row-block function starts a page, wherever the rest of the kernel
+/// moves it. What this does not check: the function's size (its code
+/// stays within the page while it is shorter than one), and the release
+/// images the bench boots (the suite runs in its own builds).
+fn row_block_fn_page_aligned() -> TestResult {
     let start = compute_block_untimed as fn(&_, usize) as usize;
     ensure!(
-        start.is_multiple_of(ROW_LOOP_ALIGN),
-        "compute_block_untimed starts at {start:#x}, not on a {ROW_LOOP_ALIGN}-byte page: a kernel change can put its row loop across a page boundary, which TCG runs about 3x slower"
+        start.is_multiple_of(ROW_LOOP_ALIGN_BYTES),
+        "compute_block_untimed starts at {start:#x}, not on a {ROW_LOOP_ALIGN_BYTES}-byte page: a kernel change can put its row loop across a page boundary, which TCG runs about 3x slower"
     );
     Ok(())
 }

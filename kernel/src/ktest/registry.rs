@@ -56,5 +56,5 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
     round_split_tests::MEDIANS,
     round_split_tests::LONG_RUN_KEEPS_EVERY_KTH_ROUND,
-    laplace_tests::ROW_LOOP_WITHIN_A_PAGE,
+    laplace_tests::ROW_BLOCK_FN_PAGE_ALIGNED,
 ];

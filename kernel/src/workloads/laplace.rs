@@ -116,10 +116,11 @@ fn initial_grid(size: usize) -> Vec<AtomicI64> {
         .collect()
 }
 
-/// The alignment of [`compute_block_untimed`], bytes: a guest page. Its
-/// code (927 bytes at 13062cf) stays within one page while it is shorter
-/// than that.
-pub const ROW_LOOP_ALIGN: usize = 4096;
+/// The alignment of [`compute_block_untimed`], bytes: a guest page. It
+/// must equal the literal in that function's `#[rustc_align]` (which takes
+/// no constant). Its code (927 bytes at 13062cf, 736 on AArch64) stays
+/// within one page while it is shorter than that; nothing checks its size.
+pub const ROW_LOOP_ALIGN_BYTES: usize = 4096;
 
 /// Computes block `block` of the current iteration, and counts its time
 /// towards the round's longest block (`Grids::longest_block_ticks`).
@@ -135,14 +136,15 @@ pub fn compute_block(g: &Grids, block: usize) {
 /// and its IPIs (under TCG every `rdtsc` takes one of QEMU's global locks).
 ///
 /// Page-aligned and never inlined, so that one copy of the row loop exists
-/// and it lies within one page ([`ROW_LOOP_ALIGN`]): QEMU's TCG chains a
-/// jump to its target's translation only within a guest page, and a loop
-/// whose back edge crosses a page boundary looks its next block up on
-/// every iteration. 13062cf's kernel with 19 lines added elsewhere put
-/// this function at 0x3dd40-0x3e0df, across 0x3e000, and every row block
-/// took 88-95 µs where the unchanged kernel's took 28-31 (sync-heavy 64x64
-/// at 64 vCPUs, 8 boots each, alternating).
-#[rustc_align(4096)]
+/// and it lies within one page ([`ROW_LOOP_ALIGN_BYTES`]): QEMU's TCG
+/// chains a jump to its target's translation only within a guest page, and
+/// a loop whose back edge crosses a page boundary looks its next block up
+/// on every iteration. 13062cf's kernel with 19 lines added elsewhere put
+/// this function at [0x3dd40, 0x3e0df), across 0x3e000, and a round's
+/// longest row block took 88-95 µs (the boots' medians) where the
+/// unchanged kernel's took 28-31 (sync-heavy 64x64 at 64 vCPUs, 8 boots
+/// each, alternating).
+#[rustc_align(4096)] // ROW_LOOP_ALIGN_BYTES
 #[inline(never)]
 pub fn compute_block_untimed(g: &Grids, block: usize) {
     let n = g.size;
