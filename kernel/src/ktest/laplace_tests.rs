@@ -3,7 +3,8 @@
 
 use super::runner::{TestCase, TestResult};
 use crate::ensure;
-use crate::workloads::laplace::{ROW_LOOP_ALIGN_BYTES, compute_block_untimed};
+use crate::memory::frames::FRAME_BYTES;
+use crate::workloads::laplace::compute_block_untimed;
 
 pub const ROW_BLOCK_FN_PAGE_ALIGNED: TestCase = TestCase {
     name: "workloads::laplace_row_block_fn_page_aligned",
@@ -17,8 +18,8 @@ pub const ROW_BLOCK_FN_PAGE_ALIGNED: TestCase = TestCase {
 fn row_block_fn_page_aligned() -> TestResult {
     let start = compute_block_untimed as fn(&_, usize) as usize;
     ensure!(
-        start.is_multiple_of(ROW_LOOP_ALIGN_BYTES),
-        "compute_block_untimed starts at {start:#x}, not on a {ROW_LOOP_ALIGN_BYTES}-byte page: a kernel change can put its row loop across a page boundary, which TCG runs about 3x slower"
+        (start as u64).is_multiple_of(FRAME_BYTES),
+        "compute_block_untimed starts at {start:#x}, not on a {FRAME_BYTES}-byte page: a kernel change can put its row loop across a page boundary, which TCG runs about 3x slower"
     );
     Ok(())
 }

@@ -116,12 +116,6 @@ fn initial_grid(size: usize) -> Vec<AtomicI64> {
         .collect()
 }
 
-/// The alignment of [`compute_block_untimed`], bytes: a guest page. It
-/// must equal the literal in that function's `#[rustc_align]` (which takes
-/// no constant). Its code (927 bytes at 13062cf, 736 on AArch64) stays
-/// within one page while it is shorter than that; nothing checks its size.
-pub const ROW_LOOP_ALIGN_BYTES: usize = 4096;
-
 /// Computes block `block` of the current iteration, and counts its time
 /// towards the round's longest block (`Grids::longest_block_ticks`).
 pub fn compute_block(g: &Grids, block: usize) {
@@ -136,7 +130,8 @@ pub fn compute_block(g: &Grids, block: usize) {
 /// and its IPIs (under TCG every `rdtsc` takes one of QEMU's global locks).
 ///
 /// Page-aligned and never inlined, so that one copy of the row loop exists
-/// and it lies within one page ([`ROW_LOOP_ALIGN_BYTES`]): QEMU's TCG
+/// and it lies within one page (its code, 927 bytes at 13062cf and 736 on
+/// AArch64, is shorter than one; nothing checks that): QEMU's TCG
 /// chains a jump to its target's translation only within a guest page, and
 /// a loop whose back edge crosses a page boundary looks its next block up
 /// on every iteration. 13062cf's kernel with 19 lines added elsewhere put
@@ -144,7 +139,7 @@ pub fn compute_block(g: &Grids, block: usize) {
 /// longest row block took 88-95 µs (the boots' medians) where the
 /// unchanged kernel's took 28-31 (sync-heavy 64x64 at 64 vCPUs, 8 boots
 /// each, alternating).
-#[rustc_align(4096)] // ROW_LOOP_ALIGN_BYTES
+#[rustc_align(4096)] // a page, `memory::frames::FRAME_BYTES` (the attribute takes no constant)
 #[inline(never)]
 pub fn compute_block_untimed(g: &Grids, block: usize) {
     let n = g.size;
