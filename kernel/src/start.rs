@@ -130,13 +130,23 @@ fn measure_host(params: &BootParams) {
             ),
         )
     };
+    let window = sched::host_parallelism::WINDOW_US / 1000;
+    let windows = host.first_window_milli.map_or_else(
+        || alloc::format!("a {window} ms window"),
+        |first| {
+            alloc::format!(
+                "a second {window} ms window, the first read {}.{:03}",
+                first / 1000,
+                first % 1000
+            )
+        },
+    );
     println!(
-        "host: {} of {} cores run at once (measured {}.{:03} in a {} ms window{}), {pollers} may poll; {rounds}",
+        "host: {} of {} cores run at once (measured {}.{:03} in {windows}{}), {pollers} may poll; {rounds}",
         at_once,
         host.cores,
         host.measured_milli / 1000,
         host.measured_milli % 1000,
-        sched::host_parallelism::WINDOW_US / 1000,
         if params.parallelism.is_some() {
             ", overridden by parallelism="
         } else {

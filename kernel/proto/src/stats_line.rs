@@ -131,6 +131,10 @@ pub struct HostStats {
     /// Cores the host ran at once while all of them spun, measured, in
     /// thousandths.
     pub measured_parallelism_milli: u64,
+    /// What the first of two windows read, in thousandths, when the first
+    /// read too few cores and a second ran (the kept reading is the
+    /// higher); 0: one window.
+    pub first_window_parallelism_milli: u64,
     /// The parallelism in force (the measurement rounded, or
     /// `parallelism=`).
     pub parallelism: u64,
@@ -179,11 +183,15 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 14] {
+    fn numbers(&self) -> [(&'static str, u64); 15] {
         [
             (
                 "measured_parallelism_milli",
                 self.measured_parallelism_milli,
+            ),
+            (
+                "first_window_parallelism_milli",
+                self.first_window_parallelism_milli,
             ),
             ("parallelism", self.parallelism),
             ("poll_slots", self.poll_slots),
@@ -323,6 +331,7 @@ mod tests {
             .collect(),
             host: HostStats {
                 measured_parallelism_milli: 1934,
+                first_window_parallelism_milli: 938,
                 parallelism: 2,
                 poll_slots: 2,
                 steal_round_ns: 12_345,

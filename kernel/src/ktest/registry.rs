@@ -53,6 +53,7 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::CHOICES,
     round_plan_tests::TRIAL,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
+    round_plan_tests::SECOND_WINDOW,
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
     round_split_tests::MEDIANS,
     round_split_tests::LONG_RUN_KEEPS_EVERY_KTH_ROUND,

@@ -8,7 +8,9 @@ use super::runner::{TestCase, TestResult};
 use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
-use crate::sched::host_parallelism::{SOLO_RUN_CHUNKS, estimate_milli};
+use crate::sched::host_parallelism::{
+    SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, kept_milli, wants_second_window,
+};
 use crate::sched::round_plan::{
     CALIBRATION_ROUNDS, CALIBRATION_WORK_US, Fixed, RoundCosts, RoundPlan, median_cost_ns,
 };
@@ -30,6 +32,11 @@ pub const TRIAL: TestCase = TestCase {
 pub const CALIBRATION_PRICES_BEYOND_THE_WORK: TestCase = TestCase {
     name: "sched::round_plan_calibration_works_its_chunks_and_prices_the_rest",
     run: calibration_prices_beyond_the_work,
+};
+
+pub const SECOND_WINDOW: TestCase = TestCase {
+    name: "sched::host_estimate_measures_a_low_reading_twice_and_keeps_the_higher",
+    run: second_window_for_a_low_reading,
 };
 
 pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
@@ -81,6 +88,34 @@ fn estimate_faster_solo() -> TestResult {
             "solo runs {slowed:?}: {estimate} (a slowed solo phase read as 6 cores)"
         );
     }
+    Ok(())
+}
+
+/// A first window that read too few cores for any split is measured
+/// again, the higher reading kept; a reading from which a trial can
+/// reach a second core, or a single core, is not (from given readings).
+fn second_window_for_a_low_reading() -> TestResult {
+    // 64 vCPUs on 2 host cores, one boot's first window: 0.938.
+    ensure!(
+        wants_second_window(938, 64),
+        "0.938 on 64 cores: no second window"
+    );
+    ensure!(
+        wants_second_window(SECOND_WINDOW_BELOW_MILLI - 1, 2),
+        "just below the trial's reach: no second window"
+    );
+    ensure!(
+        !wants_second_window(SECOND_WINDOW_BELOW_MILLI, 2),
+        "the trial's reach: a second window"
+    );
+    ensure!(!wants_second_window(1983, 64), "1.983: a second window");
+    ensure!(!wants_second_window(700, 1), "1 core: a second window");
+    let kept = kept_milli(938, Some(1953));
+    ensure!(kept == 1953, "0.938 then 1.953: kept {kept}");
+    let kept = kept_milli(1200, Some(900));
+    ensure!(kept == 1200, "1.200 then 0.900: kept {kept}");
+    let kept = kept_milli(1983, None);
+    ensure!(kept == 1983, "one window of 1.983: kept {kept}");
     Ok(())
 }
 
