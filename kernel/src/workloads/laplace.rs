@@ -131,7 +131,9 @@ pub fn compute_block(g: &Grids, block: usize) {
 ///
 /// Page-aligned and never inlined, so that one copy of the row loop exists
 /// and it lies within one page (its code, 927 bytes at 13062cf and 736 on
-/// AArch64, is shorter than one; nothing checks that): QEMU's TCG
+/// AArch64, is shorter than one; the suite checks the release build's
+/// layout, `qemu-tests/tests/hot_loop_pages.rs`, and the bench warns when a
+/// kernel it boots has a hot loop across a page): QEMU's TCG
 /// chains a jump to its target's translation only within a guest page, and
 /// a loop whose back edge crosses a page boundary looks its next block up
 /// on every iteration. 13062cf's kernel with 19 lines added elsewhere put

@@ -13,6 +13,7 @@ use crate::cli::BenchArgs;
 use crate::cli::Peer;
 use crate::error::{Result, XtaskError};
 use crate::runner::boot_progress::boot_progress_bar;
+use crate::runner::hot_loop_pages;
 use crate::runner::install::ensure_qemu_for;
 use crate::runner::kernel_build::{BuildConfig, KernelArtifacts, build_kernel};
 use crate::runner::linux_peer::build_linux_peer;
@@ -99,6 +100,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             Some((_, kernel)) => kernel.clone(),
             None => {
                 let kernel = build_kernel(&build)?;
+                // A hot loop across a page runs several times slower
+                // under TCG: every figure of this kernel would say so.
+                if let Err(why) = hot_loop_pages::check(&kernel.elf, &hot_loop_pages::HOT_LOOPS) {
+                    println!("bench: warning: {} kernel: {why}", build.variant_name());
+                }
                 built.push((build, kernel.clone()));
                 kernel
             }

@@ -82,6 +82,20 @@ pub fn function_address(elf: &Path, name: &str) -> Result<u64, String> {
     find_function(&output, name).ok_or_else(|| format!("{} has no function {name}", elf.display()))
 }
 
+/// Every defined symbol of `elf` with its size (`nm -C -S
+/// --defined-only`): `address size kind name` lines.
+pub fn symbol_table_with_sizes(elf: &Path) -> Result<String, String> {
+    run_binutils(
+        NM,
+        &[
+            "-C".into(),
+            "-S".into(),
+            "--defined-only".into(),
+            elf.as_os_str().to_owned(),
+        ],
+    )
+}
+
 /// The address of the text symbol named `name` in `nm -C` output.
 fn find_function(nm_output: &str, name: &str) -> Option<u64> {
     nm_output.lines().find_map(|line| {

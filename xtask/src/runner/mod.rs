@@ -7,6 +7,7 @@ pub mod bochs_processes;
 pub mod boot_progress;
 pub mod debian_kernel;
 pub mod host_cores;
+pub mod hot_loop_pages;
 pub mod initramfs;
 pub mod install;
 pub mod kernel_build;
