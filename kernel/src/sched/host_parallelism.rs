@@ -319,6 +319,10 @@ fn solo_run_ticks() -> u64 {
 /// inlined copy across a boundary and its solo copy not, ran the window
 /// 7x slower (38% of the vCPU thread in that helper, `perf`) and read one
 /// vCPU as 0.14 cores; the same source with a print added read 0.99.
+/// Aligned to 128 bytes, the power of two above its size (117 bytes on
+/// x86_64 at 604fde8), so that no layout puts it across a page (the
+/// suite checks the release build's, `qemu-tests/tests/hot_loop_pages.rs`).
+#[rustc_align(128)]
 #[inline(never)]
 pub(super) fn chunk() {
     // The seed through `black_box`, so that the loop cannot be folded to
