@@ -32,16 +32,18 @@ fn boot_matching_the_host(params: &[&str], what: &str) -> (RunOutcome, ChecksumC
     (outcome, check)
 }
 
-/// The boot's `VIGIL-STATS` host half and its `round trial:` line, if any.
-fn host_stats_and_trial_line(outcome: &RunOutcome) -> (HostStats, Option<&str>) {
+/// The boot's `VIGIL-STATS` host half and its `round trial:` lines, one a
+/// trial, in order.
+fn host_stats_and_trial_lines(outcome: &RunOutcome) -> (HostStats, Vec<&str>) {
     let stats = VigilStats::find_in(&outcome.serial)
         .expect("a VIGIL-STATS line")
         .expect("a VIGIL-STATS line that parses");
-    let trial_line = outcome
+    let trial_lines = outcome
         .serial
         .lines()
-        .find(|line| line.contains("round trial:"));
-    (stats.0.host, trial_line)
+        .filter(|line| line.contains("round trial:"))
+        .collect();
+    (stats.0.host, trial_lines)
 }
 
 /// Both pools, one boot each: the pinned pool splits the grid into one
@@ -79,20 +81,23 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
 /// blocks computed (`blocks_run`) add up to the trial's rounds at each
 /// count and the rest at the kept one: the trial's rounds ran the counts
 /// it timed (the checksum alone cannot say so: it does not depend on the
-/// split). Which count is kept depends on the host's timing; that one of
-/// the two is, and that the workers and the blocks match it, does not.
+/// split). 398 pooled rounds leave room for three trials (rounds 0, 80 and
+/// 224) while each keeps the plan, and the rounds between run the count
+/// the last one kept. Which count is kept, and so how many trials run,
+/// depends on the host's timing; that the lines, the statistics' count
+/// and the blocks agree, does not.
 #[test]
 fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
     for trial in ["trial=always", "trial=off"] {
         let params = [
             "workload=laplace",
             "size=24",
-            "iterations=200",
+            "iterations=400",
             "parallelism=1",
             trial,
         ];
         let (outcome, check) = boot_matching_the_host(&params, trial);
-        let (ref host, trial_line) = host_stats_and_trial_line(&outcome);
+        let (ref host, trial_lines) = host_stats_and_trial_lines(&outcome);
         assert_eq!(host.plan_pool, "steal", "{trial}: {}", describe(&outcome));
         assert_eq!(
             check.guest.workers,
@@ -100,21 +105,22 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             "{trial}: the rounds after the trial run the count it kept\n{}",
             describe(&outcome)
         );
-        let iterations = 200;
+        let iterations = 400;
         if trial == "trial=off" {
             assert_eq!(
                 (
                     host.trial_planned_chunks,
                     host.trial_tried_chunks,
-                    trial_line
+                    host.trials_run,
+                    trial_lines.len()
                 ),
-                (0, 0, None),
+                (0, 0, 0, 0),
                 "trial=off: {}",
                 describe(&outcome)
             );
             assert_eq!(
                 host.blocks_run,
-                expected_blocks(host, None, iterations),
+                expected_blocks(host, &[], iterations),
                 "trial=off: every pool round ran the plan's count: {host:?}"
             );
             continue;
@@ -131,13 +137,17 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             [host.trial_planned_chunks, host.trial_tried_chunks].contains(&host.plan_chunks),
             "{trial}: kept one of the two counts: {host:?}"
         );
-        let Some(trial_line) = trial_line else {
-            panic!("{trial}: no `round trial:` line\n{}", describe(&outcome));
-        };
+        assert!(
+            !trial_lines.is_empty() && host.trials_run == trial_lines.len() as u64,
+            "{trial}: {} `round trial:` line(s), {} trial(s) in VIGIL-STATS\n{}",
+            trial_lines.len(),
+            host.trials_run,
+            describe(&outcome)
+        );
         assert_eq!(
             host.blocks_run,
-            expected_blocks(host, Some(trial_line), iterations),
-            "{trial}: the trial's rounds at each count, then the kept count: {host:?}\n{trial_line}"
+            expected_blocks(host, &trial_lines, iterations),
+            "{trial}: the trials' rounds at each count, the kept count between and after: {host:?}\n{trial_lines:#?}"
         );
     }
 }
@@ -151,35 +161,84 @@ fn the_default_plan_runs_the_blocks_its_plan_or_trial_says() {
     let iterations = 200;
     let params = ["workload=laplace", "size=24", "iterations=200"];
     let (outcome, _) = boot_matching_the_host(&params, "default plan");
-    let (ref host, trial_line) = host_stats_and_trial_line(&outcome);
+    let (ref host, trial_lines) = host_stats_and_trial_lines(&outcome);
+    assert_eq!(
+        host.trials_run,
+        trial_lines.len() as u64,
+        "default plan: {host:?}\n{trial_lines:#?}"
+    );
     assert_eq!(
         host.blocks_run,
-        expected_blocks(host, trial_line, iterations),
-        "default plan: {host:?}\n{trial_line:?}"
+        expected_blocks(host, &trial_lines, iterations),
+        "default plan: {host:?}\n{trial_lines:#?}"
     );
 }
 
 /// The row blocks a Laplace run of `iterations` computes: the first two
-/// iterations on one core, one block each; then, if a trial ran (its
-/// line), its rounds at each of its two counts and the rest at the count
-/// it kept, else every round at the plan's count.
-fn expected_blocks(host: &HostStats, trial_line: Option<&str>, iterations: u64) -> u64 {
+/// iterations on one core, one block each; then, for each trial (its
+/// line), its rounds at each of its two counts, the rounds before it at
+/// the count in force (the previous trial's kept count) and the rounds
+/// after the last at the count it kept; without a trial, every round at
+/// the plan's count.
+fn expected_blocks(host: &HostStats, trial_lines: &[&str], iterations: u64) -> u64 {
     let alone = 2;
-    let Some(trial_line) = trial_line else {
-        return alone + (iterations - alone) * host.plan_chunks;
+    let pooled = iterations - alone;
+    let trials: Vec<TrialLine> = trial_lines
+        .iter()
+        .map(|line| TrialLine::parse(line))
+        .collect();
+    let Some(first) = trials.first() else {
+        return alone + pooled * host.plan_chunks;
     };
-    let rounds_each = rounds_each(trial_line);
-    alone
-        + rounds_each * (host.trial_planned_chunks + host.trial_tried_chunks)
-        + (iterations - alone - 2 * rounds_each) * host.plan_chunks
+    let (mut blocks, mut next_round, mut count) = (alone, 0, first.planned);
+    for trial in &trials {
+        assert_eq!(
+            trial.last + 1 - trial.first,
+            2 * trial.rounds_each,
+            "a trial times its rounds each of its counts: {trial:?}"
+        );
+        blocks += (trial.first - next_round) * count;
+        blocks += trial.rounds_each * (trial.planned + trial.tried);
+        (next_round, count) = (trial.last + 1, trial.kept);
+    }
+    assert_eq!(count, host.plan_chunks, "the last trial's kept count");
+    blocks + (pooled - next_round) * count
 }
 
-/// The trial's rounds at each count, from its line: `round trial: ...
-/// (medians of 8 rounds each): keeps ...`.
-fn rounds_each(trial_line: &str) -> u64 {
-    trial_line
-        .split_once("(medians of ")
-        .and_then(|(_, rest)| rest.split_once(' '))
-        .and_then(|(count, _)| count.parse().ok())
-        .unwrap_or_else(|| panic!("no round count in {trial_line:?}"))
+/// One `round trial:` line: `round trial: 1 chunk 57.0 us, 2 chunks 162.0
+/// us (medians of 8 rounds each, pooled rounds 0-15): keeps 1 chunk[,
+/// tries again after 64 rounds]`.
+#[derive(Debug)]
+struct TrialLine {
+    planned: u64,
+    tried: u64,
+    rounds_each: u64,
+    first: u64,
+    last: u64,
+    kept: u64,
+}
+
+impl TrialLine {
+    fn parse(line: &str) -> Self {
+        let number_after = |marker: &str| -> u64 {
+            line.split_once(marker)
+                .and_then(|(_, rest)| {
+                    rest.split(|c: char| !c.is_ascii_digit())
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                })
+                .unwrap_or_else(|| panic!("no number after {marker:?} in {line:?}"))
+        };
+        Self {
+            planned: number_after("round trial: "),
+            tried: number_after(" us, "),
+            rounds_each: number_after("(medians of "),
+            first: number_after("pooled rounds "),
+            last: number_after(&format!(
+                "pooled rounds {}-",
+                number_after("pooled rounds ")
+            )),
+            kept: number_after("): keeps "),
+        }
+    }
 }

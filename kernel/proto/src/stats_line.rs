@@ -166,6 +166,10 @@ pub struct HostStats {
     pub trial_tried_chunks: u64,
     /// See `trial_planned_chunks`.
     pub trial_tried_round_ns: u64,
+    /// Trials the workload ran to their end (the `trial_*` fields are the
+    /// last one's): a trial that keeps the plan runs again later, at
+    /// doubling gaps (`sched::round_trial`).
+    pub trials_run: u64,
     /// Its round's work on one core, ns, as measured.
     pub plan_work_ns: u64,
     /// Row blocks the workload computed over all its iterations: one for
@@ -183,7 +187,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 15] {
+    fn numbers(&self) -> [(&'static str, u64); 16] {
         [
             (
                 "measured_parallelism_milli",
@@ -203,6 +207,7 @@ impl HostStats {
             ("trial_planned_round_ns", self.trial_planned_round_ns),
             ("trial_tried_chunks", self.trial_tried_chunks),
             ("trial_tried_round_ns", self.trial_tried_round_ns),
+            ("trials_run", self.trials_run),
             ("plan_work_ns", self.plan_work_ns),
             ("blocks_run", self.blocks_run),
             ("ipis_before_workload", self.ipis_before_workload),
@@ -343,6 +348,7 @@ mod tests {
                 trial_planned_round_ns: 55_000,
                 trial_tried_chunks: 2,
                 trial_tried_round_ns: 36_000,
+                trials_run: 2,
                 plan_work_ns: 41_000,
                 blocks_run: 397,
                 ipis_before_workload: 70,

@@ -15,7 +15,8 @@ use crate::sched::round_plan::{
     CALIBRATION_ROUNDS, CALIBRATION_WORK_US, Fixed, RoundCosts, RoundPlan, median_cost_ns,
 };
 use crate::sched::round_trial::{
-    RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome, alternative, reach,
+    FIRST_RETRIAL_GAP, RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome,
+    alternative, reach,
 };
 use crate::smp::cores;
 
@@ -340,16 +341,74 @@ fn trial() -> TestResult {
             planned: (0, 0),
             tried: (0, 0),
             kept: 0,
+            rounds: (0, 0),
+            next_after: None,
         });
+        // The plan kept: tried again after FIRST_RETRIAL_GAP rounds.
+        let next_after = (kept == 1).then_some(FIRST_RETRIAL_GAP);
         ensure!(
             outcome.kept == kept
                 && outcome.tried == (2, tried_ns)
-                && outcome.planned == (1, planned_ns),
+                && outcome.planned == (1, planned_ns)
+                && outcome.rounds == (0, 2 * TRIAL_ROUNDS_EACH - 1)
+                && outcome.next_after == next_after,
             "{tried_ns} ns against {planned_ns} ns: {outcome:?}, not {kept} kept"
         );
         ensure!(
             !trial.running() && trial.chunks() == kept && trial.record(1).is_none(),
             "after the trial: {trial:?}"
+        );
+    }
+    retrials()
+}
+
+/// A trial that keeps the plan runs again after [`FIRST_RETRIAL_GAP`]
+/// rounds, then at doubling gaps while enough rounds are left; the rounds
+/// between run the kept count; a trial that keeps the alternative is the
+/// last. Rounds are timed as a host whose second core is slow until round
+/// `slow_until` would time them.
+fn retrials() -> TestResult {
+    let rounds = 998;
+    for (slow_until, expected_trials, expected_kept) in [
+        // The alternative always slower: four trials in 998 rounds, at
+        // rounds 0, 80, 224 and 496 (gaps 64, 128, 256), none after.
+        (usize::MAX, [0, 80, 224, 496].as_slice(), 1),
+        // The host's second core slow for the first 50 rounds: the
+        // second trial keeps 2 chunks, and no trial follows.
+        (50, [0, 80].as_slice(), 2),
+    ] {
+        let mut trial = RoundTrial::new(1, Some(2), rounds);
+        let mut starts = alloc::vec::Vec::new();
+        let mut last_kept = 1;
+        let mut was_running = false;
+        for round in 0..rounds {
+            let running = trial.running();
+            if running && !was_running {
+                starts.push(round);
+            }
+            was_running = running;
+            let chunks = trial.chunks();
+            ensure!(
+                running || chunks == last_kept,
+                "round {round} outside a trial ran {chunks} chunks, not the kept {last_kept}"
+            );
+            let ns = match (chunks, round < slow_until) {
+                (2, true) => 160_000,
+                (2, false) => 30_000,
+                _ => 57_000,
+            };
+            if let Some(outcome) = trial.record(ns) {
+                last_kept = outcome.kept;
+                let first = *starts.last().unwrap_or(&usize::MAX);
+                ensure!(
+                    outcome.rounds == (first, round),
+                    "trial from {first}: {outcome:?} at round {round}"
+                );
+            }
+        }
+        ensure!(
+            starts == expected_trials && last_kept == expected_kept,
+            "slow until {slow_until}: trials from {starts:?}, kept {last_kept}; expected {expected_trials:?}, {expected_kept}"
         );
     }
     Ok(())

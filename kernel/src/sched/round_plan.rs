@@ -127,6 +127,10 @@ static LAST: spin::Mutex<Option<RoundPlan>> = spin::Mutex::new(None);
 /// The last trial's outcome (for the statistics record).
 static LAST_TRIAL: spin::Mutex<Option<TrialOutcome>> = spin::Mutex::new(None);
 
+/// Trials the last workload ran to their end (for the statistics
+/// record). Relaxed: written by the workload's task, read after it.
+static TRIALS_RUN: AtomicU64 = AtomicU64::new(0);
+
 /// The trial of `plan` for a workload whose rounds split into at most
 /// `max_chunks` parts and that has `rounds_left` rounds to run
 /// ([`round_trial`](super::round_trial)): none when the plan cannot have
@@ -140,6 +144,7 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
     let fixed = FIXED.get().copied().unwrap_or_default();
     let tried = round_trial::alternative(plan, max_chunks, cores::count(), reach, fixed);
     *LAST_TRIAL.lock() = None;
+    TRIALS_RUN.store(0, Ordering::Relaxed);
     let trial = RoundTrial::new(plan.chunks, tried, rounds_left);
     // `trial=always` asked for one: say why there is none.
     if fixed.trial == Trial::Always && !trial.running() {
@@ -165,11 +170,17 @@ pub fn keep_trial(outcome: TrialOutcome) {
         plan.chunks = outcome.kept;
     }
     *LAST_TRIAL.lock() = Some(outcome);
+    TRIALS_RUN.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The last trial's outcome, if one ran to its end.
 pub fn last_trial() -> Option<TrialOutcome> {
     *LAST_TRIAL.lock()
+}
+
+/// Trials the last workload ran to their end.
+pub fn trials_run() -> u64 {
+    TRIALS_RUN.load(Ordering::Relaxed)
 }
 
 /// The last plan chosen, if any.

@@ -19,13 +19,16 @@
 //! two counts, alternating (the alternative first: a core it newly
 //! involves pays its warm-up in the alternative's time, which leans the
 //! choice towards the plan), and keeps the count with the lower median
-//! round time; a tie keeps the plan. "May have split too little" is
+//! round time; a tie keeps the plan; a trial that keeps the plan runs
+//! again later, at doubling gaps ([`RoundTrial`]). "May have split too
+//! little" is
 //! [`alternative`]: one more chunk than the plan, when the plan is the
 //! stealing pool's, no boot parameter fixed the chunks, and one more chunk
 //! stays within the cores, the work's rows and what the host may run at
 //! once: the parallelism in force, or one core more when the reading is
 //! at least [`REACH_MARGIN_MILLI`] above a whole core (1.3-1.5 rounds down;
-//! two host cores read 1.485, and below 1.3, out of reach, 1.166 once). On
+//! two host cores read 1.485; below 1.3, 1.166 once and 0.938 once, the
+//! parallelism is measured again, `host_parallelism`). On
 //! one host core `P` read 0.07-1.00: no trial there, so a trial never asks
 //! for a time slice the host cannot give.
 //!
@@ -102,32 +105,84 @@ pub struct TrialOutcome {
     pub tried: (usize, u64),
     /// The count kept.
     pub kept: usize,
+    /// The workload's pooled rounds (from 0) the trial timed: the first
+    /// and the last.
+    pub rounds: (usize, usize),
+    /// Rounds until the next trial starts, if one will (the plan was
+    /// kept and enough rounds are left: [`RoundTrial`]).
+    pub next_after: Option<usize>,
 }
 
 /// The trial's state while a workload runs its rounds: which count the
 /// next round runs, and the times so far.
+///
+/// A trial that keeps the plan is run again after [`FIRST_RETRIAL_GAP`]
+/// rounds, then after twice as many each time, while at least
+/// [`MIN_ROUNDS_LEFT`] rounds are left after the gap (as for the first
+/// trial): the
+/// rounds a trial times can fall on a stretch the host gives to someone
+/// else. At 64 vCPUs on 2 host cores one boot of five timed its boot
+/// calibration at 57.8 µs (the others 2.1-2.2), planned one chunk, and
+/// its trial timed two chunks at 162 µs a round against 57 for one, so
+/// it kept one: 62 ms against 40-50 for the boots that split. The cost
+/// where the plan is right: a few trials, each [`TRIAL_ROUNDS_EACH`]
+/// rounds of the dearer count, at doubling gaps (four in 1000 rounds). A
+/// trial that keeps the alternative ends the trials: the plan was short,
+/// and the alternative is at the reach.
 #[derive(Debug)]
 pub struct RoundTrial {
     planned: usize,
     /// `None`: no trial; every round runs the plan's count.
     tried: Option<usize>,
-    /// Rounds timed so far (both counts).
+    /// Rounds still to run (this one included), as known at the start.
+    rounds_left: usize,
+    /// Rounds run so far.
+    round: usize,
+    /// Where the trials are.
+    phase: Phase,
+    /// Rounds the next wait lasts, once the current trial keeps the plan.
+    next_gap: usize,
+    /// Rounds timed so far in the current trial (both counts).
     timed: usize,
     times_ns: [[u64; TRIAL_ROUNDS_EACH]; 2],
-    outcome: Option<TrialOutcome>,
+    /// The count the rounds outside a trial run.
+    kept: usize,
 }
+
+/// Where a workload's trials are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Timing rounds, the current trial's first at this round.
+    Timing { first_round: usize },
+    /// Waiting this many more rounds before the next trial.
+    Waiting(usize),
+    /// No trial now or later.
+    Done,
+}
+
+/// Rounds between a trial that kept the plan and the next (doubling after
+/// each).
+pub const FIRST_RETRIAL_GAP: usize = 64;
 
 impl RoundTrial {
     /// A trial of `tried` against `planned` chunks, or none (`tried` is
     /// `None`, or fewer than enough rounds are left: `rounds_left`).
     pub fn new(planned: usize, tried: Option<usize>, rounds_left: usize) -> Self {
-        let enough = rounds_left >= MIN_ROUNDS_LEFT;
+        let tried = tried.filter(|_| rounds_left >= MIN_ROUNDS_LEFT);
         Self {
             planned,
-            tried: tried.filter(|_| enough),
+            tried,
+            rounds_left,
+            round: 0,
+            phase: if tried.is_some() {
+                Phase::Timing { first_round: 0 }
+            } else {
+                Phase::Done
+            },
+            next_gap: FIRST_RETRIAL_GAP,
             timed: 0,
             times_ns: [[0; TRIAL_ROUNDS_EACH]; 2],
-            outcome: None,
+            kept: planned,
         }
     }
 
@@ -137,46 +192,80 @@ impl RoundTrial {
         (self.timed / TRIAL_BLOCK_ROUNDS).is_multiple_of(2)
     }
 
-    /// Whether rounds are still being timed.
+    /// Whether rounds are being timed now.
     pub fn running(&self) -> bool {
-        self.tried.is_some() && self.outcome.is_none()
+        matches!(self.phase, Phase::Timing { .. })
     }
 
     /// The chunk count of the next round.
     pub fn chunks(&self) -> usize {
-        match (self.tried, self.outcome) {
-            (_, Some(outcome)) => outcome.kept,
-            (Some(tried), None) if self.next_is_tried() => tried,
-            _ => self.planned,
+        match (self.phase, self.tried) {
+            (Phase::Timing { .. }, Some(tried)) if self.next_is_tried() => tried,
+            (Phase::Timing { .. }, _) => self.planned,
+            _ => self.kept,
         }
     }
 
     /// The round just run (with [`chunks`](Self::chunks) chunks) took
-    /// `round_ns`. Returns the outcome when this round was the trial's
-    /// last.
+    /// `round_ns`; called after every round. Returns the outcome when this
+    /// round was a trial's last.
     pub fn record(&mut self, round_ns: u64) -> Option<TrialOutcome> {
-        let tried = self.tried.filter(|_| self.outcome.is_none())?;
-        let side = usize::from(!self.next_is_tried());
-        let block = self.timed / (2 * TRIAL_BLOCK_ROUNDS);
-        let slot = block * TRIAL_BLOCK_ROUNDS + self.timed % TRIAL_BLOCK_ROUNDS;
-        self.times_ns[side][slot] = round_ns;
-        self.timed += 1;
-        if self.timed < 2 * TRIAL_ROUNDS_EACH {
-            return None;
+        let round = self.round;
+        self.round += 1;
+        let left_after = self.rounds_left.saturating_sub(self.round);
+        match self.phase {
+            Phase::Done => None,
+            Phase::Waiting(rounds) => {
+                self.phase = if rounds > 1 {
+                    Phase::Waiting(rounds - 1)
+                } else if left_after >= MIN_ROUNDS_LEFT {
+                    self.timed = 0;
+                    Phase::Timing {
+                        first_round: self.round,
+                    }
+                } else {
+                    Phase::Done
+                };
+                None
+            }
+            Phase::Timing { first_round } => {
+                let tried = self.tried?;
+                let side = usize::from(!self.next_is_tried());
+                let block = self.timed / (2 * TRIAL_BLOCK_ROUNDS);
+                let slot = block * TRIAL_BLOCK_ROUNDS + self.timed % TRIAL_BLOCK_ROUNDS;
+                self.times_ns[side][slot] = round_ns;
+                self.timed += 1;
+                if self.timed < 2 * TRIAL_ROUNDS_EACH {
+                    return None;
+                }
+                let tried_ns = median_ns(self.times_ns[0]);
+                let planned_ns = median_ns(self.times_ns[1]);
+                self.kept = if tried_ns < planned_ns {
+                    tried
+                } else {
+                    self.planned
+                };
+                // Another trial when this one kept the plan and a whole
+                // trial still fits after the gap.
+                let again =
+                    self.kept == self.planned && left_after >= self.next_gap + MIN_ROUNDS_LEFT;
+                let next_after = again.then_some(self.next_gap);
+                self.phase = match next_after {
+                    Some(gap) => {
+                        self.next_gap = gap.saturating_mul(2);
+                        Phase::Waiting(gap)
+                    }
+                    None => Phase::Done,
+                };
+                Some(TrialOutcome {
+                    planned: (self.planned, planned_ns),
+                    tried: (tried, tried_ns),
+                    kept: self.kept,
+                    rounds: (first_round, round),
+                    next_after,
+                })
+            }
         }
-        let tried_ns = median_ns(self.times_ns[0]);
-        let planned_ns = median_ns(self.times_ns[1]);
-        let outcome = TrialOutcome {
-            planned: (self.planned, planned_ns),
-            tried: (tried, tried_ns),
-            kept: if tried_ns < planned_ns {
-                tried
-            } else {
-                self.planned
-            },
-        };
-        self.outcome = Some(outcome);
-        Some(outcome)
     }
 }
 

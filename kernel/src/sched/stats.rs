@@ -218,6 +218,7 @@ fn host_stats() -> HostStats {
         trial_planned_round_ns: trial.map_or(0, |t| t.planned.1),
         trial_tried_chunks: trial.map_or(0, |t| t.tried.0 as u64),
         trial_tried_round_ns: trial.map_or(0, |t| t.tried.1),
+        trials_run: super::round_plan::trials_run(),
         plan_work_ns: plan.map_or(0, |p| p.work_ns),
         blocks_run: crate::workloads::laplace::blocks_run(),
         ipis_before_workload: get(&IPIS_BEFORE_WORKLOAD),

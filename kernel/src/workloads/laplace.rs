@@ -352,12 +352,13 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
             tsc::ticks_to_ns(now - round_start),
             tsc::ticks_to_ns(grids.take_longest_block_ticks()),
         );
-        if trial.running() {
-            if let Some(outcome) = trial.record(tsc::ticks_to_ns(now - round_start)) {
-                crate::sched::round_plan::keep_trial(outcome);
-                plan.chunks = outcome.kept;
-                print_trial(outcome);
-            }
+        let chunks_before = trial.chunks();
+        if let Some(outcome) = trial.record(tsc::ticks_to_ns(now - round_start)) {
+            crate::sched::round_plan::keep_trial(outcome);
+            plan.chunks = outcome.kept;
+            print_trial(outcome);
+        }
+        if trial.chunks() != chunks_before {
             grids.set_blocks(trial.chunks());
         }
         if now - last_progress >= progress_every {
@@ -374,12 +375,19 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     (grids.report(iterations, elapsed_us, splits.medians()), plan)
 }
 
-/// The trial's line: both counts' median rounds and the one kept.
+/// A trial's line: both counts' median rounds, the pooled rounds it
+/// timed, the count kept and when the next trial runs, if one does.
 fn print_trial(outcome: TrialOutcome) {
     let (planned, planned_ns) = outcome.planned;
     let (tried, tried_ns) = outcome.tried;
+    let (first, last) = outcome.rounds;
+    let next = outcome
+        .next_after
+        .map_or_else(alloc::string::String::new, |rounds| {
+            alloc::format!(", tries again after {rounds} rounds")
+        });
     println!(
-        "round trial: {} {} us, {} {} us (medians of {} rounds each): keeps {}",
+        "round trial: {} {} us, {} {} us (medians of {} rounds each, pooled rounds {first}-{last}): keeps {}{next}",
         chunks(planned),
         tenths_us(planned_ns),
         chunks(tried),
