@@ -119,16 +119,16 @@ pub struct TrialOutcome {
 /// A trial that keeps the plan is run again after [`FIRST_RETRIAL_GAP`]
 /// rounds, then after twice as many each time, while at least
 /// [`MIN_ROUNDS_LEFT`] rounds are left after the gap (as for the first
-/// trial): the
-/// rounds a trial times can fall on a stretch the host gives to someone
-/// else. At 64 vCPUs on 2 host cores one boot of five timed its boot
-/// calibration at 57.8 µs (the others 2.1-2.2), planned one chunk, and
-/// its trial timed two chunks at 162 µs a round against 57 for one, so
-/// it kept one: 62 ms against 40-50 for the boots that split. The cost
-/// where the plan is right: a few trials, each [`TRIAL_ROUNDS_EACH`]
-/// rounds of the dearer count, at doubling gaps (four in 1000 rounds). A
-/// trial that keeps the alternative ends the trials: the plan was short,
-/// and the alternative is at the reach.
+/// trial): the rounds a trial times can fall on a stretch the host gives
+/// to someone else. At 64 vCPUs on 2 host cores one boot of five timed
+/// its boot calibration at 57.8 µs (the others 2.1-2.2), planned one
+/// chunk, and its trial timed two chunks at 162 µs a round against 57 for
+/// one, so it kept one: 62 ms against 40-50 for the three boots whose
+/// rounds ran on two cores (results.md, at 13062cf). The cost where the
+/// plan is right: a few trials, each [`TRIAL_ROUNDS_EACH`] rounds of the
+/// dearer count, at doubling gaps (four in 1000 rounds). A trial that
+/// keeps the alternative is the last: one chunk more than the plan is as
+/// far as trials go.
 #[derive(Debug)]
 pub struct RoundTrial {
     planned: usize,
