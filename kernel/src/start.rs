@@ -135,7 +135,7 @@ fn measure_host(params: &BootParams) {
         || alloc::format!("a {window} ms window"),
         |first| {
             alloc::format!(
-                "a second {window} ms window, the first read {}.{:03}",
+                "the higher of two {window} ms windows, the first read {}.{:03}",
                 first / 1000,
                 first % 1000
             )

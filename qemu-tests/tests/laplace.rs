@@ -75,7 +75,8 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
 /// The round trial end to end on the default stealing pool: with
 /// `trial=always` and `parallelism=1` (the plan runs 1 chunk whatever the
 /// host, and `auto` would reach no further, so only `always` tries 2),
-/// the first rounds alternate 1 chunk and 2, the result is still the
+/// the first rounds (and later ones, while 1 chunk wins) alternate 1 chunk
+/// and 2, the result is still the
 /// host's bit for bit, and VIGIL-STATS says what was timed and which
 /// count the rest of the rounds ran; with `trial=off`, none. The row
 /// blocks computed (`blocks_run`) add up to the trial's rounds at each

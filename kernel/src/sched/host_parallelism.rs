@@ -149,8 +149,20 @@ pub fn cores_per_host_core() -> usize {
 /// reading kept ([`kept_milli`]).
 pub fn measure() -> HostParallelism {
     let count = cores::count();
-    let first = window_milli(count);
-    let second = wants_second_window(first, count).then(|| window_milli(count));
+    let first_window = count_window(count);
+    let first = first_window.milli(first_window.solo_run_ticks);
+    let (first, second) = if wants_second_window(first, count) {
+        let second_window = count_window(count);
+        // Both windows priced at the fastest of the four solo timings:
+        // each window's own fastest would let a second window whose solo
+        // timings were both slowed read high and be kept.
+        let solo = first_window
+            .solo_run_ticks
+            .min(second_window.solo_run_ticks);
+        (first_window.milli(solo), Some(second_window.milli(solo)))
+    } else {
+        (first, None)
+    };
     let measured_milli = kept_milli(first, second);
     let cores_at_once = (((measured_milli + 500) / 1000) as usize).clamp(1, count);
     let result = HostParallelism {
@@ -173,7 +185,9 @@ pub const SECOND_WINDOW_BELOW_MILLI: u64 = 1000 + super::round_trial::REACH_MARG
 /// Whether a first window that read `first_milli` on `cores` cores is
 /// measured again: below [`SECOND_WINDOW_BELOW_MILLI`], where there is a
 /// second core to find. On a host that really runs one core at a time
-/// both windows read about 1 (the cost is one more window at boot).
+/// every window reads at most 1.00, so every boot there with more than
+/// one core measures twice (one more window at boot: 40 ms, and longer
+/// with many vCPUs, as the window ends when every vCPU has seen it end).
 pub fn wants_second_window(first_milli: u64, cores: usize) -> bool {
     cores > 1 && first_milli < SECOND_WINDOW_BELOW_MILLI
 }
@@ -181,16 +195,35 @@ pub fn wants_second_window(first_milli: u64, cores: usize) -> bool {
 /// The reading kept of the first window's and the second's (if one ran):
 /// the higher. A window reads low whenever the host gives its cores'
 /// time to another program (they count fewer chunks), and high only when
-/// both of its solo timings were slowed: every chunk counted was run, and
-/// it is priced at the faster of the two timings ([`estimate_milli`]).
+/// the solo timings it is priced at were all slowed: every chunk counted
+/// was run, and both windows are priced at the fastest of their four
+/// solo timings ([`measure`]).
 pub fn kept_milli(first_milli: u64, second_milli: Option<u64>) -> u64 {
     second_milli.map_or(first_milli, |second| first_milli.max(second))
 }
 
+/// What one window counted.
+#[derive(Debug, Clone, Copy)]
+struct WindowCount {
+    /// Chunks every core did in the window.
+    chunks: u64,
+    /// The window's real length, ticks (the timekeeper's).
+    window_ticks: u64,
+    /// The faster of the solo runs timed before and after it, ticks.
+    solo_run_ticks: u64,
+}
+
+impl WindowCount {
+    /// The cores the host ran at once, in thousandths, with a solo run
+    /// taking `solo_run_ticks` ([`estimate_milli`]).
+    fn milli(self, solo_run_ticks: u64) -> u64 {
+        estimate_milli(self.chunks, [solo_run_ticks; 2], self.window_ticks)
+    }
+}
+
 /// One measurement: the solo rate, a window of [`WINDOW_US`] on every
-/// core, the solo rate again; the cores the host ran at once in the
-/// window, in thousandths ([`estimate_milli`]).
-fn window_milli(count: usize) -> u64 {
+/// core, the solo rate again.
+fn count_window(count: usize) -> WindowCount {
     // Ticks SOLO_RUN_CHUNKS chunks take a core the host runs (at least 1),
     // before the window and again after it (see `estimate_milli`).
     let run_ticks_before = solo_run_ticks();
@@ -254,11 +287,11 @@ fn window_milli(count: usize) -> u64 {
     }
     let run_ticks_after = solo_run_ticks();
     let total: u64 = chunks.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-    estimate_milli(
-        total,
-        [run_ticks_before, run_ticks_after],
-        elapsed.load(Ordering::Relaxed),
-    )
+    WindowCount {
+        chunks: total,
+        window_ticks: elapsed.load(Ordering::Relaxed),
+        solo_run_ticks: run_ticks_before.min(run_ticks_after),
+    }
 }
 
 /// Cores the host ran at once, in thousandths: the chunks every core did

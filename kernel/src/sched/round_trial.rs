@@ -1,6 +1,6 @@
 //! The round plan checked against the running workload: in its first
-//! rounds a workload times its plan's chunk count against one more chunk,
-//! and keeps the faster.
+//! rounds, and again later while the plan wins, a workload times its
+//! plan's chunk count against one more chunk, and keeps the faster.
 //!
 //! The plan ([`round_plan`](super::round_plan)) prices a split from what
 //! the boot measured: the host's parallelism `P`, rounded to a whole core,

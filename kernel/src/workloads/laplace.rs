@@ -310,7 +310,8 @@ pub fn worker_count(size: usize) -> usize {
 /// Runs Laplace on every core (called from a task on core 0): the first
 /// two iterations on the caller alone, the second timed (the first also
 /// pays for the emulator translating the code, or for cold caches), then
-/// the rest as the round plan for that work says, its first rounds timed
+/// the rest as the round plan for that work says, its first rounds (and
+/// later ones, while the plan wins) timed
 /// against one chunk more where the plan may have split too little
 /// (`sched::round_trial`). Returns the result and the plan (its chunks as
 /// the trial kept them).
