@@ -171,6 +171,19 @@ fn quick_bench_writes_every_field() {
                 (1..=run["smp"].as_u64().unwrap()).contains(&parallelism),
                 "{run}"
             );
+            // A reading below 1.3 cores on more than one core (every one
+            // here, on one host core, but for a solo phase the host
+            // slowed) comes from two windows, the first's reading kept
+            // beside it (`sched::host_parallelism::wants_second_window`).
+            let host = &run["stats"]["host"];
+            if run["smp"].as_u64().unwrap() > 1
+                && host["measured_parallelism_milli"].as_u64().unwrap() < 1300
+            {
+                assert!(
+                    host["first_window_parallelism_milli"].as_u64().unwrap() > 0,
+                    "a reading below 1.3 cores from one window: {run}"
+                );
+            }
             let expected_policy = match variant {
                 "idle-poll" => "poll",
                 "always-ipi" | "always-ipi-steal" => "always-ipi",
