@@ -245,8 +245,8 @@ impl RoundTrial {
                 } else {
                     self.planned
                 };
-                // Another trial when this one kept the plan and a whole
-                // trial still fits after the gap.
+                // Another trial when this one kept the plan and, after the
+                // gap, as many rounds are left as a first trial needs.
                 let again =
                     self.kept == self.planned && left_after >= self.next_gap + MIN_ROUNDS_LEFT;
                 let next_after = again.then_some(self.next_gap);
