@@ -12,9 +12,9 @@ pub const ROW_BLOCK_FN_PAGE_ALIGNED: TestCase = TestCase {
 };
 
 /// The row-block function starts a page, wherever the rest of the kernel
-/// moves it. What this does not check: the function's size (its code
-/// stays within the page while it is shorter than one), and the release
-/// images the bench boots (the suite runs in its own builds).
+/// moves it, in the suite's own builds. The release build the bench boots,
+/// and the function's size, are checked on the host
+/// (`qemu-tests/tests/hot_loop_pages.rs`).
 fn row_block_fn_page_aligned() -> TestResult {
     let start = compute_block_untimed as fn(&_, usize) as usize;
     ensure!(

@@ -98,14 +98,22 @@ pub fn symbol_table_with_sizes(elf: &Path) -> Result<String, String> {
 
 /// The address of the text symbol named `name` in `nm -C` output.
 fn find_function(nm_output: &str, name: &str) -> Option<u64> {
+    find_text_symbol::<1>(nm_output, name).map(|[address]| address)
+}
+
+/// The first text symbol named `name` in `nm -C` output whose lines hold
+/// `N` hex columns before the kind and the (demangled, possibly spaced)
+/// name: the address, and with `-S` the size. Those columns.
+pub fn find_text_symbol<const N: usize>(nm_output: &str, name: &str) -> Option<[u64; N]> {
     nm_output.lines().find_map(|line| {
-        let mut words = line.splitn(3, ' ');
-        let address = words.next()?;
+        let mut words = line.splitn(N + 2, ' ');
+        let mut columns = [0; N];
+        for column in &mut columns {
+            *column = u64::from_str_radix(words.next()?, 16).ok()?;
+        }
         let kind = words.next()?;
         let symbol = words.next()?;
-        (symbol == name && kind.eq_ignore_ascii_case("t"))
-            .then(|| u64::from_str_radix(address, 16).ok())
-            .flatten()
+        (symbol == name && kind.eq_ignore_ascii_case("t")).then_some(columns)
     })
 }
 

@@ -74,18 +74,11 @@ pub fn check_nm_output(nm_output: &str, names: &[&str]) -> Result<(), String> {
 }
 
 /// The extent of the text symbol named `name` in `nm -C -S` output
-/// (`address size kind name`, the name may hold spaces).
+/// (`address size kind name`).
 fn find_extent(nm_output: &str, name: &str) -> Option<Extent> {
-    nm_output.lines().find_map(|line| {
-        let mut words = line.splitn(4, ' ');
-        let address = u64::from_str_radix(words.next()?, 16).ok()?;
-        let size_bytes = u64::from_str_radix(words.next()?, 16).ok()?;
-        let kind = words.next()?;
-        let symbol = words.next()?;
-        (symbol == name && kind.eq_ignore_ascii_case("t")).then_some(Extent {
-            address,
-            size_bytes,
-        })
+    symbolize::find_text_symbol::<2>(nm_output, name).map(|[address, size_bytes]| Extent {
+        address,
+        size_bytes,
     })
 }
 
