@@ -51,17 +51,17 @@
 //!   a worker's own spawns oldest first as vigil's pool always does (the
 //!   order that lets a job wait for an earlier spawn of its worker); vigil
 //!   and tokio as in `fork-join`.
-//! * `join-tree`: the same tree with each node joining its two children
-//!   (vigil: `Worker::join`; rayon: `rayon::join`, rayon's own fork-join;
-//!   tokio: the second child spawned, the first awaited in place, then the
-//!   second's handle awaited): a node waits for its children, and a worker
-//!   runs its own tree depth first.
+//! * `join-tree`: the same tree with each node joining its two children,
+//!   the counter shared through an `Arc` (vigil: `Worker::join_sharing`,
+//!   which clones the `Arc` for a second half only where the join spawns
+//!   it; rayon: `rayon::join`, rayon's own fork-join, whose halves borrow
+//!   it; tokio: the second child spawned with a clone, the first awaited in
+//!   place, then the second's handle awaited): a node waits for its
+//!   children, and a worker runs its own tree depth first.
 //! * `join-tree-static`: the same join tree, the counter reached through a
-//!   `&'static` for every pool. In `join-tree` vigil's and tokio's second
-//!   halves, which must be `'static`, each own an `Arc` of it, cloned at
-//!   every node by whichever worker runs the node, so the workers share
-//!   its reference count; rayon's borrowed halves do not. This shape is
-//!   the tree without that count: what the pools cost when the shared data
+//!   `&'static` for every pool, so that no pool touches a reference count
+//!   (in `join-tree` the workers share the `Arc`'s, on tokio's every node
+//!   and vigil's spawning joins): what the pools cost when the shared data
 //!   is `'static` already (rayon's code is the same in both shapes).
 //! * `round-robin`: J jobs dispatched from outside, one per worker in
 //!   turn: seed 001's dispatch. vigil: private submits; rayon and tokio:
@@ -681,9 +681,10 @@ where
     }
 }
 
-/// A join tree: each node joins its two children (the second half needs
-/// its own handle on the counter: it may run on another worker, past this
-/// frame; an `Arc`, cloned here, or a `&'static`, copied).
+/// A join tree: each node joins its two children, sharing the counter
+/// through `Worker::join_sharing` (the second half needs its own handle on
+/// it only where the join spawns it, to run on another worker past this
+/// frame: an `Arc`, cloned then, or a `&'static`, copied).
 fn vigil_join_tree<D>(w: &Worker<'_>, depth: u32, done: &D)
 where
     D: Deref<Target = Done> + Clone + Send + 'static,
@@ -693,10 +694,10 @@ where
         return;
     }
     black_box(work());
-    let other = done.clone();
-    w.join(
-        |w| vigil_join_tree(w, depth - 1, done),
-        move |w| vigil_join_tree(w, depth - 1, &other),
+    w.join_sharing(
+        done,
+        |w, done| vigil_join_tree(w, depth - 1, done),
+        move |w, done| vigil_join_tree(w, depth - 1, done),
     );
 }
 

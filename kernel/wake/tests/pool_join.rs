@@ -5,6 +5,8 @@
 //! no worker is idle, and spawns otherwise, as a join in no spawning join's
 //! first half always does; a half another worker runs is waited for and its
 //! result returned; and a panic in either half goes on from the join.
+//! `Worker::join_sharing` clones what its halves share only for a half it
+//! spawns, and hands a stolen half that clone.
 //!
 //! Its own test binary: the panic hook that keeps the deliberate panics
 //! quiet is process-wide. Every wait is for a message; the timeout
@@ -16,6 +18,8 @@
 mod deliberate_panic;
 
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
@@ -246,6 +250,132 @@ fn a_join_nested_behind_its_outer_half_with_no_worker_idle_runs_in_place() {
 fn a_join_nested_behind_its_outer_half_spawns_while_a_worker_is_idle() {
     let stats = HeldPool::stats_after(join_nested_behind_its_half);
     assert_eq!(stats.jobs_run, 5, "{stats:?}");
+}
+
+/// What the halves of [`leaves_sharing`] share: the leaves' channel, and
+/// a count of this handle's clones (each clone adds one to it).
+#[derive(Debug)]
+struct SharedLeaves {
+    ran: Sender<u32>,
+    clones: Arc<AtomicUsize>,
+}
+
+impl Clone for SharedLeaves {
+    fn clone(&self) -> Self {
+        self.clones.fetch_add(1, Ordering::Relaxed);
+        Self {
+            ran: self.ran.clone(),
+            clones: Arc::clone(&self.clones),
+        }
+    }
+}
+
+/// [`leaves`] through `Worker::join_sharing`.
+fn leaves_sharing(w: &Worker<'_>, from: u32, to: u32, shared: &SharedLeaves) {
+    if to - from == 1 {
+        shared.ran.send(from).unwrap();
+        return;
+    }
+    let middle = from + (to - from) / 2;
+    w.join_sharing(
+        shared,
+        |w, shared| leaves_sharing(w, from, middle, shared),
+        move |w, shared| leaves_sharing(w, middle, to, shared),
+    );
+}
+
+/// [`run_tree`] through `Worker::join_sharing`: the leaves in the order
+/// they ran, and how many times the shared handle was cloned.
+fn run_tree_sharing(pool: &mut Option<ThreadPool>) -> (Vec<u32>, usize) {
+    let (ran, leaves_ran) = mpsc::channel();
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let shared = SharedLeaves {
+            ran,
+            clones: Arc::new(AtomicUsize::new(0)),
+        };
+        leaves_sharing(w, 0, LEAVES, &shared);
+        done.send(shared.clones.load(Ordering::Relaxed)).unwrap();
+    });
+    let clones = received(pool, &finished, "the join tree");
+    (leaves_ran.try_iter().collect(), clones)
+}
+
+/// One worker: `join_sharing` runs the tree as `join` does, both halves
+/// borrowing the shared handle, which is never cloned (with a clone made
+/// before every join, as `join`'s caller must: 1023).
+#[test]
+fn join_sharing_in_a_one_worker_pool_clones_nothing() {
+    let mut pool = Some(ThreadPool::new(PoolConfig::new(1)));
+    let (order, clones) = run_tree_sharing(&mut pool);
+    assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
+    assert_eq!(clones, 0);
+    assert_eq!(pool.unwrap().shutdown().jobs_run, 1);
+}
+
+/// A join that spawns its half gives the half a clone of its own: with
+/// worker 1 held and registered idle every join of the tree spawns, one
+/// clone each, and the joiner runs every half itself, in order.
+#[test]
+fn join_sharing_clones_for_every_half_it_spawns() {
+    HeldPool::stats_after(|pool| {
+        let (order, clones) = run_tree_sharing(pool);
+        assert_eq!(order, (0..LEAVES).collect::<Vec<_>>());
+        assert_eq!(clones, LEAVES as usize - 1);
+    });
+}
+
+/// A join nested behind its outer half with no worker idle runs in place
+/// and clones nothing; its outer join spawned, and cloned once (2 with a
+/// clone at every join, or with the nested join spawning).
+#[test]
+fn join_sharing_nested_behind_its_outer_half_clones_nothing() {
+    let (release, mut pool) = pool_with_a_worker_busy();
+    let (done, finished) = mpsc::channel();
+    pool.as_ref().unwrap().spawn(move |w| {
+        let shared = SharedLeaves {
+            ran: mpsc::channel().0,
+            clones: Arc::new(AtomicUsize::new(0)),
+        };
+        w.join_sharing(
+            &shared,
+            |w, shared| w.join_sharing(shared, |_, _| (), |_, _| ()),
+            |_, _| (),
+        );
+        done.send(shared.clones.load(Ordering::Relaxed)).unwrap();
+    });
+    let clones = received(&mut pool, &finished, "the nested join");
+    release.send(()).unwrap();
+    assert_eq!(clones, 1);
+    assert_eq!(pool.unwrap().shutdown().panicked_jobs, 0);
+}
+
+/// A stolen half of `join_sharing` runs on the thief with its own clone,
+/// which reaches what the joiner shared: the first half waits until the
+/// second has started on another worker.
+#[test]
+fn join_sharing_hands_a_stolen_half_its_clone() {
+    let pool = ThreadPool::new(PoolConfig::new(2));
+    wait_until_all_asleep(&pool);
+    thief_runs_the_half(Some(pool), None, |w, first_runs| {
+        let (started, has_started) = mpsc::channel();
+        let shared = SharedLeaves {
+            ran: started,
+            clones: Arc::new(AtomicUsize::new(0)),
+        };
+        let (thief, ()) = w.join_sharing(
+            &shared,
+            move |_, _| {
+                let _ = first_runs.send(());
+                has_started
+                    .recv_timeout(HANG_GUARD)
+                    .expect("the second half never started elsewhere")
+            },
+            |w, shared| shared.ran.send(u32::try_from(w.index()).unwrap()).unwrap(),
+        );
+        assert_eq!(shared.clones.load(Ordering::Relaxed), 1);
+        usize::try_from(thief).unwrap()
+    });
 }
 
 /// Joins with a first half that says it runs (to `first_runs`, if anyone

@@ -74,6 +74,18 @@
 //! the same runs), and 22-30 with an `Arc` of it cloned at every node,
 //! against 35-42; the first version read 16-27 and 22-31.
 //!
+//! [`Worker::join_sharing`] is `join` for halves that share a handle (an
+//! `Arc`, say): `second` must own what it uses, so a plain `join`'s caller
+//! clones the handle for it at every join, and where the join runs in
+//! place that clone is made for nothing (a reference-count increment and
+//! decrement on a line every worker of a tree writes). `join_sharing`
+//! clones it only on the spawning path. Measured on 2 host cores
+//! (`peer_bench --jobs 10000 --repeats 5`, join trees of 8,191 nodes with
+//! an `Arc` of the counter, three alternations against `join` with a clone
+//! at every node, 2026-12-06): at 2 workers 25-28 ns a node against 37-46
+//! (rayon 27-34 in the same runs), at 4 23-32 against 39-41 (rayon 27-35),
+//! at 8 33-44 against 45-52 (rayon 32-45).
+//!
 //! (The queues hold boxed jobs. Holding the join's slot itself, as a
 //! second kind of queue item, saved an allocation a join but made every
 //! plain spawn 7-8 ns slower at one worker, measured: chained-spawn 48 ns
@@ -217,28 +229,104 @@ impl Worker<'_> {
         B: FnOnce(&Worker<'_>) -> RB + Send + 'static,
         RB: Send + 'static,
     {
-        let nested_behind_queued = self.spawned_joins().get() > 0 && self.own_queue_feeds_thieves();
-        if self.pool_workers() == 1 || nested_behind_queued {
-            // No other worker could ever run the half, or this join is
-            // nested in one whose half went onto this worker's queue, which
-            // still holds a job older (and, in a tree, larger) than this
-            // join for every worker that could come (see the module docs).
-            // Both run here, in order, as the spawned path runs them when
-            // nobody steals. A panic in `first` drops
-            // `second` unrun before the panic goes on, as there (so a
-            // panicking drop of `second` is a panic out of the join, not
-            // one during unwinding, which aborts); one in `second` goes on
-            // from here.
-            // AssertUnwindSafe: on a panic `first` is gone, and `second`
-            // is dropped unrun.
-            return match panic::catch_unwind(AssertUnwindSafe(|| first(self))) {
-                Ok(first_value) => (first_value, second(self)),
-                Err(payload) => {
-                    drop(second);
-                    panic::resume_unwind(payload)
-                }
-            };
+        if self.joins_in_place() {
+            return self.join_in_place(first, second);
         }
+        self.join_spawning(first, second)
+    }
+
+    /// [`Worker::join`] for halves that share `shared`, which `second`
+    /// would otherwise have to own a clone of at every join: `second`
+    /// gets a clone of its own only when the join spawns it (it may run on
+    /// another worker, past this frame); where both halves run here (one
+    /// worker, or a join nested behind its outer half; see the module
+    /// docs) both borrow `shared` and nothing is cloned. For an `Arc`
+    /// that the joins of a tree share, that is a reference-count
+    /// increment and decrement, on a line every worker writes, saved at
+    /// most of the tree's nodes: measured on 2 host cores (`peer_bench
+    /// --jobs 10000`, join trees of 8,191 nodes), see the crate's README.
+    ///
+    /// # Panics
+    ///
+    /// As [`Worker::join`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::mpsc;
+    /// use vigil_wake::pool::{PoolConfig, ThreadPool, Worker};
+    ///
+    /// fn sum(w: &Worker<'_>, data: &Arc<Vec<u64>>, from: usize, to: usize) -> u64 {
+    ///     if to - from <= 1_000 {
+    ///         return data[from..to].iter().sum();
+    ///     }
+    ///     let middle = from + (to - from) / 2;
+    ///     let (low, high) = w.join_sharing(
+    ///         data,
+    ///         |w, data| sum(w, data, from, middle),
+    ///         move |w, data| sum(w, data, middle, to),
+    ///     );
+    ///     low + high
+    /// }
+    ///
+    /// let pool = ThreadPool::new(PoolConfig::new(2));
+    /// let data: Arc<Vec<u64>> = Arc::new((0..100_000).collect());
+    /// let (done, result) = mpsc::channel();
+    /// pool.spawn(move |w| done.send(sum(w, &data, 0, data.len())).unwrap());
+    /// assert_eq!(result.recv().unwrap(), (0..100_000u64).sum());
+    /// ```
+    pub fn join_sharing<S, A, B, RA, RB>(&self, shared: &S, first: A, second: B) -> (RA, RB)
+    where
+        S: Clone + Send + 'static,
+        A: FnOnce(&Worker<'_>, &S) -> RA,
+        B: FnOnce(&Worker<'_>, &S) -> RB + Send + 'static,
+        RB: Send + 'static,
+    {
+        if self.joins_in_place() {
+            return self.join_in_place(|w| first(w, shared), |w| second(w, shared));
+        }
+        let owned = shared.clone();
+        self.join_spawning(|w| first(w, shared), move |w| second(w, &owned))
+    }
+
+    /// Whether a join made now runs both halves here, spawning nothing: in
+    /// a pool of one worker, no other worker could ever run the half; in a
+    /// join nested in one whose half went onto this worker's queue, which
+    /// still holds a job older (and, in a tree, larger) than this join for
+    /// every worker that could come (see the module docs).
+    fn joins_in_place(&self) -> bool {
+        self.pool_workers() == 1
+            || (self.spawned_joins().get() > 0 && self.own_queue_feeds_thieves())
+    }
+
+    /// Both halves here, in order, as the spawned path runs them when
+    /// nobody steals. A panic in `first` drops `second` unrun before the
+    /// panic goes on, as there (so a panicking drop of `second` is a panic
+    /// out of the join, not one during unwinding, which aborts); one in
+    /// `second` goes on from here.
+    fn join_in_place<A, B, RA, RB>(&self, first: A, second: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker<'_>) -> RA,
+        B: FnOnce(&Worker<'_>) -> RB,
+    {
+        // AssertUnwindSafe: on a panic `first` is gone, and `second` is
+        // dropped unrun.
+        match panic::catch_unwind(AssertUnwindSafe(|| first(self))) {
+            Ok(first_value) => (first_value, second(self)),
+            Err(payload) => {
+                drop(second);
+                panic::resume_unwind(payload)
+            }
+        }
+    }
+
+    /// The join that spawns `second` as a stealable job (see the module
+    /// docs).
+    fn join_spawning<A, B, RA, RB>(&self, first: A, second: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker<'_>) -> RA,
+        B: FnOnce(&Worker<'_>) -> RB + Send + 'static,
+        RB: Send + 'static,
+    {
         let slot = Arc::new(JoinSlot {
             state: JoinState::new(),
             half: Mutex::new(Some(second)),
