@@ -58,4 +58,5 @@ pub static ALL: &[TestCase] = &[
     round_split_tests::MEDIANS,
     round_split_tests::LONG_RUN_KEEPS_EVERY_KTH_ROUND,
     laplace_tests::ROW_BLOCK_FN_PAGE_ALIGNED,
+    laplace_tests::LONGEST_BLOCK_TAKEN_PER_ROUND,
 ];

@@ -226,7 +226,7 @@ impl Grids {
 
     /// The longest row block since the last take, TSC ticks, and 0 in its
     /// place (see `longest_block_ticks`).
-    fn take_longest_block_ticks(&self) -> u64 {
+    pub(crate) fn take_longest_block_ticks(&self) -> u64 {
         self.longest_block_ticks.swap(0, Ordering::Relaxed)
     }
 
