@@ -6,7 +6,8 @@
 //! first half always does; a half another worker runs is waited for and its
 //! result returned; and a panic in either half goes on from the join.
 //! `Worker::join_sharing` clones what its halves share only for a half it
-//! spawns, and hands a stolen half that clone.
+//! spawns, hands a stolen half that clone, and runs neither half when the
+//! clone panics.
 //!
 //! Its own test binary: the panic hook that keeps the deliberate panics
 //! quiet is process-wide. Every wait is for a message; the timeout
@@ -597,6 +598,51 @@ impl Drop for PanicsOnDrop {
     fn drop(&mut self) {
         panic::panic_any(DeliberatePanic("drop"));
     }
+}
+
+/// A handle whose clone panics with [`DeliberatePanic`] `"clone"`.
+#[derive(Debug)]
+struct PanicsOnClone;
+
+impl Clone for PanicsOnClone {
+    fn clone(&self) -> Self {
+        panic::panic_any(DeliberatePanic("clone"))
+    }
+}
+
+/// A `join_sharing` whose clone panics (worker 1 held and registered idle,
+/// so the join spawns and clones) runs neither half, and the clone's panic
+/// goes on from the join; a `second` whose drop panics is dropped before
+/// that panic goes on, so its panic comes out of the join (dropped during
+/// the clone's unwinding, it would abort the test binary).
+#[test]
+fn a_panicking_clone_in_join_sharing_runs_neither_half() {
+    quiet_deliberate_panics();
+    let stats = HeldPool::stats_after(|pool| {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (first_ran, second_ran) = (Arc::clone(&ran), Arc::clone(&ran));
+        let cloned = join_panic(pool, move |w| {
+            let ((), ()) = w.join_sharing(
+                &PanicsOnClone,
+                move |_, _| drop(first_ran.fetch_add(1, Ordering::Relaxed)),
+                move |_, _| drop(second_ran.fetch_add(1, Ordering::Relaxed)),
+            );
+        });
+        assert_eq!(cloned, Some("clone"));
+        assert_eq!(ran.load(Ordering::Relaxed), 0, "a half ran");
+        let dropped = join_panic(pool, |w| {
+            let guard = PanicsOnDrop;
+            let ((), ()) = w.join_sharing(
+                &PanicsOnClone,
+                |_, _| (),
+                move |_, _| {
+                    let _kept = &guard;
+                },
+            );
+        });
+        assert_eq!(dropped, Some("drop"));
+    });
+    assert_eq!(stats.panicked_jobs, 0);
 }
 
 /// A panic in either half goes on from the join, whoever ran the half: the

@@ -246,9 +246,17 @@ impl Worker<'_> {
     /// most of the tree's nodes: measured on 2 host cores (`peer_bench
     /// --jobs 10000`, join trees of 8,191 nodes), see the crate's README.
     ///
+    /// So `second` reaches the caller's `shared` where the join runs in
+    /// place and a clone of it where the join spawns: `S` is meant to be a
+    /// handle whose clones share what they reach (an `Arc`, a `&'static`);
+    /// what a `second` changed in a clone's own state would reach the
+    /// caller only in place.
+    ///
     /// # Panics
     ///
-    /// As [`Worker::join`].
+    /// As [`Worker::join`]. If cloning `shared` panics (only where the join
+    /// spawns, before anything is spawned), neither half runs: both are
+    /// dropped and the clone's panic goes on from the join.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -284,7 +292,19 @@ impl Worker<'_> {
         if self.joins_in_place() {
             return self.join_in_place(|w| first(w, shared), |w| second(w, shared));
         }
-        let owned = shared.clone();
+        // The halves are dropped before a panicking clone's panic goes on,
+        // as `join_in_place` drops `second` before `first`'s: a panicking
+        // drop of a half is then a panic out of the join, not one during
+        // unwinding (which aborts). AssertUnwindSafe: on a panic the clone
+        // is gone, and `shared` is the caller's, which gets the panic.
+        let owned = match panic::catch_unwind(AssertUnwindSafe(|| shared.clone())) {
+            Ok(owned) => owned,
+            Err(payload) => {
+                drop(first);
+                drop(second);
+                panic::resume_unwind(payload)
+            }
+        };
         self.join_spawning(|w| first(w, shared), move |w| second(w, &owned))
     }
 
