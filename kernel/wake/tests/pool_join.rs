@@ -624,8 +624,12 @@ fn a_panicking_clone_in_join_sharing_runs_neither_half() {
         let cloned = join_panic(pool, move |w| {
             let ((), ()) = w.join_sharing(
                 &PanicsOnClone,
-                move |_, _| drop(first_ran.fetch_add(1, Ordering::Relaxed)),
-                move |_, _| drop(second_ran.fetch_add(1, Ordering::Relaxed)),
+                move |_, _| {
+                    first_ran.fetch_add(1, Ordering::Relaxed);
+                },
+                move |_, _| {
+                    second_ran.fetch_add(1, Ordering::Relaxed);
+                },
             );
         });
         assert_eq!(cloned, Some("clone"));
