@@ -195,7 +195,8 @@ impl Worker<'_> {
     /// `second` and its result cross threads, so they are `Send +
     /// 'static` (rayon's `join` lends its closures the caller's stack; this
     /// crate has no `unsafe` to do that with). `first` runs here and may
-    /// borrow.
+    /// borrow. Halves that share a handle (an `Arc`) can take it through
+    /// [`Worker::join_sharing`], which clones it only where it spawns.
     ///
     /// # Panics
     ///
