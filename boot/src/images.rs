@@ -4,6 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+use crate::atomic_write::write_atomically;
 use bootloader::{BiosBoot, BootConfig, UefiBoot};
 use bootloader_boot_config::LevelFilter;
 
@@ -132,26 +134,6 @@ pub fn check_kernel(kernel_elf: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs `write` on a temporary sibling of `out_path`, then renames it over
-/// `out_path`. The temporary file is removed if `write` fails.
-fn write_atomically(out_path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let file_name = out_path
-        .file_name()
-        .with_context(|| format!("{} has no file name", out_path.display()))?;
-    let mut tmp_name = file_name.to_os_string();
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp_path = out_path.with_file_name(tmp_name);
-    let result = write(&tmp_path).and_then(|()| {
-        fs::rename(&tmp_path, out_path)
-            .with_context(|| format!("renaming {} to {}", tmp_path.display(), out_path.display()))
-    });
-    if result.is_err() {
-        // Best effort: the write error is the one worth reporting.
-        let _ = fs::remove_file(&tmp_path);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,28 +171,5 @@ mod tests {
         let kernel_len = fs::metadata(&kernel).unwrap().len() as usize;
         assert!(bios.len() > kernel_len && uefi.len() > kernel_len);
         assert_eq!(fs::read_dir(dir.path().join("images")).unwrap().count(), 2);
-    }
-
-    #[test]
-    fn failed_write_leaves_no_temporary_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("out.img");
-        let err = write_atomically(&out, |tmp| {
-            fs::write(tmp, b"partial").unwrap();
-            bail!("simulated failure")
-        })
-        .unwrap_err();
-        assert_eq!(err.to_string(), "simulated failure");
-        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
-        assert!(leftovers.is_empty(), "{leftovers:?}");
-    }
-
-    #[test]
-    fn successful_write_replaces_the_old_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("out.img");
-        fs::write(&out, b"old").unwrap();
-        write_atomically(&out, |tmp| Ok(fs::write(tmp, b"new")?)).unwrap();
-        assert_eq!(fs::read(&out).unwrap(), b"new");
     }
 }

@@ -278,8 +278,10 @@ fn write_param_line(image_dir: &Path, params: &[String]) -> Result<(PathBuf, Pat
     fs::create_dir_all(&dir)
         .map_err(|err| XtaskError::failed(format!("creating {}: {err}", dir.display())))?;
     let line_path = dir.join(vigil_proto::boot_params::RAMDISK_FILE);
-    fs::write(&line_path, &line)
-        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", line_path.display())))?;
+    // Whole or not at all: two threads booting one line (two tests, two
+    // jobs of a campaign) write it at once, and the image builder reads it.
+    vigil_boot::write_atomically(&line_path, |tmp| Ok(fs::write(tmp, &line)?))
+        .map_err(|err| XtaskError::failed(format!("writing {}: {err:#}", line_path.display())))?;
     Ok((dir, line_path))
 }
 
@@ -322,19 +324,13 @@ pub fn fnv1a_64(bytes: &[u8]) -> u64 {
 /// Copies `from` to a temporary sibling of `to`, then renames it into place,
 /// so a reader of `to` never sees a half-written file.
 fn copy_atomically(from: &Path, to: &Path) -> Result<()> {
-    let mut tmp_name = to.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = to.with_file_name(tmp_name);
-    fs::copy(from, &tmp)
-        .and_then(|_| fs::rename(&tmp, to))
-        .map_err(|err| {
-            let _ = fs::remove_file(&tmp);
-            XtaskError::failed(format!(
-                "copying {} to {}: {err}",
-                from.display(),
-                to.display()
-            ))
-        })
+    vigil_boot::write_atomically(to, |tmp| Ok(fs::copy(from, tmp).map(drop)?)).map_err(|err| {
+        XtaskError::failed(format!(
+            "copying {} to {}: {err:#}",
+            from.display(),
+            to.display()
+        ))
+    })
 }
 
 #[cfg(test)]
