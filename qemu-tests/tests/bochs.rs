@@ -2,20 +2,15 @@
 //! device, so the parameters travel in the disk image and the kernel's
 //! verdict line, after an ACPI power-off, is the result.
 
-use std::sync::Mutex;
-
 use xtask::runner::bochs::{self, BochsConfig};
 use xtask::{BuildConfig, ExitCode, build_kernel_with_params};
 
-/// One Bochs at a time (the CI machine has 2 cores).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 const BOCHS_TIMEOUT_S: u64 = 600;
 
+/// Boots under Bochs (the two tests side by side, a host core each: a
+/// Bochs boot's guest time is counted in instructions, not taken from the
+/// host).
 fn boot_under_bochs(smp: u32, params: &[&str]) -> bochs::BochsOutcome {
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(why) = bochs::missing() {
         panic!("{why}");
     }

@@ -5,7 +5,6 @@
 //! debugger's watchpoints.
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use xtask::guest::serial_diff::first_difference;
 use xtask::runner::bochs::{self, BochsConfig};
@@ -13,27 +12,25 @@ use xtask::runner::kernel_build::bios_image_with_params;
 use xtask::stress::replay;
 use xtask::{BuildConfig, build_kernel};
 
-/// One Bochs at a time (the CI machine has 2 cores).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 const BOCHS_TIMEOUT_S: u64 = 600;
 
 /// The committed recording: one campaign of 3 racy-flag boots at 4 cores,
 /// the release kernel (how to make it again: `recordings/README.md`).
 const RECORDING: &str = "recordings/racy-flag-lost-wakeup.json";
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+/// Fails the test when Bochs is missing. The tests run side by side (the
+/// harness's threads, one a host core): a Bochs boot is one host thread
+/// whose guest time is counted in instructions, so a boot beside another
+/// prints the same bytes, later.
+fn bochs_is_there() {
     if let Some(why) = bochs::missing() {
         panic!("{why}");
     }
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[test]
 fn two_bochs_boots_of_one_chaos_run_print_the_same_bytes() {
-    let _one = one_at_a_time();
+    bochs_is_there();
     let params: Vec<String> = [
         "workload=laplace",
         "policy=state-machine",
@@ -73,7 +70,7 @@ fn two_bochs_boots_of_one_chaos_run_print_the_same_bytes() {
 
 #[test]
 fn a_recorded_lost_wakeup_replays_byte_for_byte() {
-    let _one = one_at_a_time();
+    bochs_is_there();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING);
     let recording =
         replay::load(&path, None).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
@@ -136,7 +133,7 @@ fn a_recorded_lost_wakeup_replays_byte_for_byte() {
 /// pushes and reads the victim's state as not halted, the victim halts).
 #[test]
 fn a_recorded_lost_wakeup_explains_itself_as_the_racy_check() {
-    let _one = one_at_a_time();
+    bochs_is_there();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING);
     let recording =
         replay::load(&path, None).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
