@@ -2,47 +2,50 @@
 //! Bochs still booting the previous image, another thread of the harness
 //! writing the same file) never sees half a file.
 
-use std::fs;
+use std::fs::Permissions;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use anyhow::{Context, Result};
 
-/// Temporary files this process has named so far.
-static TEMPORARY_FILES: AtomicU64 = AtomicU64::new(0);
-
 /// Runs `write` on a temporary sibling of `out_path`, then renames it over
-/// `out_path`. The temporary file is removed if `write` fails.
+/// `out_path`. The temporary file is removed if `write` fails or panics.
 ///
-/// The sibling's name carries the process id and a count of this process's
-/// temporary files, so two threads writing the same path at once (two
-/// tests booting one parameter line) each write their own file, and the
-/// later rename wins with a whole file. A name from the process id alone
-/// was shared: one thread's rename took the file the other was writing,
-/// and the other's rename then failed.
+/// The sibling is `tempfile`'s: created exclusively under a random name,
+/// so two threads writing the same path at once (two tests booting one
+/// parameter line) each write their own file, and the later rename wins
+/// with a whole file. A name from the process id alone was shared: one
+/// thread's rename took the file the other was writing, and the other's
+/// rename then failed.
 pub fn write_atomically(out_path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let file_name = out_path
         .file_name()
         .with_context(|| format!("{} has no file name", out_path.display()))?;
-    let mut tmp_name = file_name.to_os_string();
-    // Relaxed: only the count's uniqueness matters, which every atomic
-    // read-modify-write gives.
-    let serial = TEMPORARY_FILES.fetch_add(1, Relaxed);
-    tmp_name.push(format!(".tmp-{}-{serial}", std::process::id()));
-    let tmp_path = out_path.with_file_name(tmp_name);
-    let result = write(&tmp_path).and_then(|()| {
-        fs::rename(&tmp_path, out_path)
-            .with_context(|| format!("renaming {} to {}", tmp_path.display(), out_path.display()))
-    });
-    if result.is_err() {
-        // Best effort: the write error is the one worth reporting.
-        let _ = fs::remove_file(&tmp_path);
-    }
-    result
+    let dir = match out_path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut prefix = file_name.to_os_string();
+    prefix.push(".tmp-");
+    // Made as `File::create` makes a file (0o666 less the umask), not
+    // `tempfile`'s 0o600: the images are read by emulators, the kernel
+    // copy by debuggers.
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    // On an error here `tmp` is dropped, and its file removed.
+    write(tmp.path())?;
+    let tmp_path = tmp.path().to_path_buf();
+    tmp.persist(out_path)
+        .with_context(|| format!("renaming {} to {}", tmp_path.display(), out_path.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
     use std::io::Write;
 
     use anyhow::bail;
