@@ -120,8 +120,10 @@ pub fn build_linux_peer() -> Result<LinuxPeerArtifacts> {
     let bytes = fs::read(&program)
         .map_err(|err| XtaskError::failed(format!("reading {}: {err}", program.display())))?;
     let initramfs = linux_peer_dir().join("initramfs.cpio");
-    fs::write(&initramfs, newc_archive(&initramfs_entries(bytes)))
-        .map_err(|err| XtaskError::failed(format!("writing {}: {err}", initramfs.display())))?;
+    // Whole or not at all: a QEMU of an earlier build may still read it.
+    let archive = newc_archive(&initramfs_entries(bytes));
+    vigil_boot::write_atomically(&initramfs, |tmp| Ok(fs::write(tmp, &archive)?))
+        .map_err(|err| XtaskError::failed(format!("writing {}: {err:#}", initramfs.display())))?;
     Ok(LinuxPeerArtifacts {
         package: kernel.package,
         kernel: kernel.vmlinuz,
