@@ -7,9 +7,9 @@ use xtask::{BuildConfig, ExitCode, build_kernel_with_params};
 
 const BOCHS_TIMEOUT_S: u64 = 600;
 
-/// Boots under Bochs (the two tests side by side, a host core each: a
-/// Bochs boot's guest time is counted in instructions, not taken from the
-/// host).
+/// Boots under Bochs (the two tests side by side, sharing the host's
+/// cores: a Bochs boot's guest time is counted in instructions, not taken
+/// from the host).
 fn boot_under_bochs(smp: u32, params: &[&str]) -> bochs::BochsOutcome {
     if let Some(why) = bochs::missing() {
         panic!("{why}");

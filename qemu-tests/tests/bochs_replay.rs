@@ -19,9 +19,9 @@ const BOCHS_TIMEOUT_S: u64 = 600;
 const RECORDING: &str = "recordings/racy-flag-lost-wakeup.json";
 
 /// Fails the test when Bochs is missing. The tests run side by side (the
-/// harness's threads, one a host core): a Bochs boot is one host thread
-/// whose guest time is counted in instructions, so a boot beside another
-/// prints the same bytes, later.
+/// harness's threads, sharing the host's cores): a Bochs boot is one host
+/// thread whose guest time is counted in instructions, so a boot beside
+/// another prints the same bytes, later.
 fn bochs_is_there() {
     if let Some(why) = bochs::missing() {
         panic!("{why}");
@@ -84,6 +84,11 @@ fn a_recorded_lost_wakeup_replays_byte_for_byte() {
         build_kernel(&recording.build).unwrap_or_else(|err| panic!("kernel build failed: {err}"));
     let replayed = replay::replay(&recording, &kernel, false)
         .unwrap_or_else(|err| panic!("replay failed to run: {err}"));
+    assert!(
+        !replayed.compared_prefix_only,
+        "the replay was cut at a wall-clock limit (timed out or stalled): only a prefix was compared\n{}",
+        replayed.outcome.serial
+    );
     if let Some(difference) = &replayed.difference {
         let rebuilt = match &replayed.other_kernel {
             Some((then, now)) => format!(
