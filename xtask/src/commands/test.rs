@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use vigil_proto::Policy;
 use vigil_proto::boot_params::{Mode, ParamLine, Pool};
@@ -190,47 +191,88 @@ pub struct StepResult {
     pub problem: Option<String>,
 }
 
+/// A step and the wall time it took, its builds included: the summary
+/// shows where the suite's time goes (CI has 45 minutes on 2 cores).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimedStep {
+    /// What the step contributed.
+    pub result: StepResult,
+    /// From the step's start to its result.
+    pub elapsed: Duration,
+}
+
+impl TimedStep {
+    /// Runs `step` and times it.
+    fn run(step: impl FnOnce() -> StepResult) -> Self {
+        let start = Instant::now();
+        let result = step();
+        Self {
+            result,
+            elapsed: start.elapsed(),
+        }
+    }
+
+    /// The step's line of the summary: counts, whole seconds, and what
+    /// went wrong beyond the counts.
+    pub fn summary_line(&self) -> String {
+        let Self { result, elapsed } = self;
+        let problem = result
+            .problem
+            .as_deref()
+            .map(|p| format!("  ({p})"))
+            .unwrap_or_default();
+        format!(
+            "  {:<30} {} passed; {} failed; {} skipped; {:>5} s{problem}",
+            result.name,
+            result.counts.passed,
+            result.counts.failed,
+            result.counts.skipped,
+            elapsed.as_secs()
+        )
+    }
+}
+
 /// Runs all steps and prints the summary.
 pub fn run(_args: &TestArgs) -> Result<()> {
+    let start = Instant::now();
     ensure_qemu_for(&[Arch::X86_64, Arch::Aarch64], false)?;
     let mut steps = vec![
-        lint_step("fmt", fmt_command()),
-        lint_step("clippy host", clippy_host_command()),
-        lint_step("clippy kernel", clippy_kernel_command(Arch::X86_64)),
-        lint_step(
-            "clippy kernel aarch64",
-            clippy_kernel_command(Arch::Aarch64),
-        ),
-        cargo_test_step("host crates", host_tests_command()),
-        lint_step("wake docs", wake_docs_command()),
-        lint_step("wake pool example", pool_example_command()),
-        lint_step("wake peer example", peer_example_command()),
+        TimedStep::run(|| lint_step("fmt", fmt_command())),
+        TimedStep::run(|| lint_step("clippy host", clippy_host_command())),
+        TimedStep::run(|| lint_step("clippy kernel", clippy_kernel_command(Arch::X86_64))),
+        TimedStep::run(|| {
+            lint_step(
+                "clippy kernel aarch64",
+                clippy_kernel_command(Arch::Aarch64),
+            )
+        }),
+        TimedStep::run(|| cargo_test_step("host crates", host_tests_command())),
+        TimedStep::run(|| lint_step("wake docs", wake_docs_command())),
+        TimedStep::run(|| lint_step("wake pool example", pool_example_command())),
+        TimedStep::run(|| lint_step("wake peer example", peer_example_command())),
     ];
-    let loom = cargo_test_step("loom", loom_tests_command());
+    let loom = TimedStep::run(|| cargo_test_step("loom", loom_tests_command()));
     // The loom step ran every model unmutated: when it passed, the
     // mutation run's own baseline (the same models again, about 4.5
     // minutes on 2 cores) is skipped.
-    let loom_passed = loom.counts.failed == 0 && loom.problem.is_none();
+    let loom_passed = loom.result.counts.failed == 0 && loom.result.problem.is_none();
     steps.push(loom);
-    steps.push(mutants_step(loom_passed));
+    steps.push(TimedStep::run(|| mutants_step(loom_passed)));
     steps.extend(kernel_suite_steps());
-    steps.push(qemu_tests_step());
+    steps.push(TimedStep::run(qemu_tests_step));
 
     let mut total = Counts::default();
     println!();
     println!("xtask test summary:");
     for step in &steps {
-        total += step.counts;
-        let problem = step
-            .problem
-            .as_deref()
-            .map(|p| format!("  ({p})"))
-            .unwrap_or_default();
-        println!(
-            "  {:<30} {} passed; {} failed; {} skipped{problem}",
-            step.name, step.counts.passed, step.counts.failed, step.counts.skipped
-        );
+        total += step.result.counts;
+        println!("{}", step.summary_line());
     }
+    println!(
+        "  {:<30} {} s (QEMU and toolchain checks included)",
+        "wall time",
+        start.elapsed().as_secs()
+    );
     // The closing line, alone, in the plain form CI reads.
     println!("{} passed, {} failed", total.passed, total.failed);
     if total.failed == 0 {
@@ -482,28 +524,36 @@ pub fn cargo_step_counts(parsed: Option<Counts>, succeeded: bool) -> (Counts, Op
 
 /// Builds each kernel variant once and boots the suites of
 /// [`kernel_suites`]. A variant that does not build is one failed step; its
-/// suites do not run.
-fn kernel_suite_steps() -> Vec<StepResult> {
+/// suites do not run. A variant's build is timed with its first suite.
+fn kernel_suite_steps() -> Vec<TimedStep> {
     let mut builds: HashMap<String, Option<KernelArtifacts>> = HashMap::new();
     let mut steps = Vec::new();
     for suite in kernel_suites() {
+        let start = Instant::now();
         let variant = suite.build.variant_name();
         let kernel = builds.entry(variant.clone()).or_insert_with(|| {
             step_banner(&format!("kernel build ({variant})"));
             match build_kernel(&suite.build) {
                 Ok(kernel) => Some(kernel),
                 Err(err) => {
-                    steps.push(StepResult {
-                        name: format!("kernel build ({variant})"),
-                        counts: Counts::new(0, 1),
-                        problem: Some(err.to_string()),
+                    steps.push(TimedStep {
+                        result: StepResult {
+                            name: format!("kernel build ({variant})"),
+                            counts: Counts::new(0, 1),
+                            problem: Some(err.to_string()),
+                        },
+                        elapsed: start.elapsed(),
                     });
                     None
                 }
             }
         });
         if let Some(kernel) = kernel {
-            steps.push(kernel_suite_step(&suite, kernel));
+            let result = kernel_suite_step(&suite, kernel);
+            steps.push(TimedStep {
+                result,
+                elapsed: start.elapsed(),
+            });
         }
     }
     steps
@@ -678,6 +728,22 @@ mod tests {
         let (counts, problem) = cargo_step_counts(None, false);
         assert_eq!(counts, Counts::new(0, 1));
         assert!(problem.is_some());
+    }
+
+    #[test]
+    fn a_steps_summary_line_has_its_counts_and_whole_seconds() {
+        let step = TimedStep {
+            result: StepResult {
+                name: "qemu-tests".to_string(),
+                counts: Counts::new(20, 1).with_skipped(2),
+                problem: Some("cargo failed".to_string()),
+            },
+            elapsed: Duration::from_millis(1_234_999),
+        };
+        assert_eq!(
+            step.summary_line(),
+            "  qemu-tests                     20 passed; 1 failed; 2 skipped;  1234 s  (cargo failed)"
+        );
     }
 
     #[test]
