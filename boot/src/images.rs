@@ -4,10 +4,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-
-use crate::atomic_write::write_atomically;
 use bootloader::{BiosBoot, BootConfig, UefiBoot};
 use bootloader_boot_config::LevelFilter;
+
+use crate::atomic_write::write_atomically;
 
 /// File name of the BIOS (MBR) image inside an output directory.
 pub const BIOS_IMAGE_NAME: &str = "vigil-bios.img";
