@@ -306,6 +306,7 @@ mod inbox;
 mod join_state;
 mod lost_wakeup;
 mod notify;
+mod outside_queue;
 mod parker;
 mod platform;
 mod policy;

@@ -239,6 +239,56 @@ fn pushed_past_a_searcher_that_takes_a_waiting_item_three_cores() {
     );
 }
 
+/// (i): a producer outside the pool's cores pushes one item onto the
+/// outside queue (the hosted pool's `Producer::spawn`): each core either
+/// was registered idle before the push (the producer reads the idle count
+/// after its fence and chooses it) or registers after it (and its look,
+/// after its own fence, finds the item). No lock orders the two: the
+/// fences do.
+#[test]
+fn outside_push_one_item_two_cores() {
+    run(
+        "steal, producer pushes onto the outside queue, 2 cores, 1 item",
+        StealScenario {
+            preemption_bound: 2,
+            ..scenario(2, &[1], Publisher::ProducerOutside)
+        },
+    );
+}
+
+/// (i), (v), (vi): two pushes from outside, one at a time: the second
+/// must count the first's searcher against both items, and a searcher
+/// that takes one must count the one left on the outside queue.
+#[test]
+fn outside_push_two_items_two_cores() {
+    run(
+        "steal, producer pushes onto the outside queue, 2 cores, 2 items",
+        StealScenario {
+            preemption_bound: 2,
+            ..scenario(2, &[2], Publisher::ProducerOutside)
+        },
+    );
+}
+
+/// (i): the only core is busy with a pinned job (registered idle, marked
+/// busy) when the producer pushes from outside: the producer reads the
+/// idle count, takes the pool's lock and passes over the busy core, so
+/// only the queued count it stores (the outside queue's items included)
+/// before its fence sends core 0, back from its job, to look instead of
+/// halting.
+#[test]
+fn outside_push_past_a_busy_core_one_core() {
+    run(
+        "steal, producer pushes onto the outside queue, 1 core, pinned job on core 0 then 1 item",
+        StealScenario {
+            cores: 1,
+            script: BUSY_THEN_PUBLISH,
+            preemption_bound: 2,
+            ..scenario(1, &[], Publisher::ProducerOutside)
+        },
+    );
+}
+
 const BUSY_CORE_1: &[Act] = &[Act::Pinned(1, long_job(2))];
 
 /// (i), (iv): core 1 is busy with a pinned job (registered idle, marked

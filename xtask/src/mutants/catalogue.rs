@@ -127,6 +127,18 @@ pub const STEAL_SEARCHER_TAKES_WAITING: Model = Model {
     test: "loom_steal",
     filter: Some("pushed_past_a_searcher_that_takes_a_waiting_item"),
 };
+/// The stealable pool's models of a producer pushing onto the outside
+/// queue (the hosted pool's `Producer::spawn`).
+pub const STEAL_OUTSIDE: Model = Model {
+    test: "loom_steal",
+    filter: Some("outside_push"),
+};
+/// The stealable pool's model of a producer pushing onto the outside queue
+/// past the only core, busy with pinned work.
+pub const STEAL_OUTSIDE_BUSY: Model = Model {
+    test: "loom_steal",
+    filter: Some("outside_push_past_a_busy_core"),
+};
 /// The stealable pool's two-publication producer model.
 pub const STEAL_TWO_PUBLICATIONS: Model = Model {
     test: "loom_steal",
@@ -999,6 +1011,61 @@ pub static MUTANTS: &[Mutant] = &[
              a fourth core, more than the three-core model with one waiting item has. Not \
              exercised",
         ),
+        ..Mutant::BASE
+    },
+    // The outside queue (steal.rs, `push_outside`): the outside push /
+    // registration pair, closed by a fence on each side, and the choices
+    // that count the outside queue's items.
+    // The pusher reads the idle count with no fence after its push.
+    Mutant {
+        name: "steal-outside-pusher-fence-dropped",
+        file: "src/steal.rs",
+        find: concat!(
+            "        // `register_and_steal`.\n",
+            "        fence(Ordering::SeqCst);\n",
+        ),
+        replace: "        // MUTANT: no fence between the push and the idle count's load\n",
+        model: STEAL_OUTSIDE,
+        killed_by: &[STRANDED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // A core registering idle looks at the outside queue with no fence
+    // after its store of the idle count.
+    Mutant {
+        name: "steal-outside-registration-fence-dropped",
+        file: "src/steal.rs",
+        find: concat!(
+            "        // first: one item, never a batch (see `outside_queue`).\n",
+            "        fence(Ordering::SeqCst);\n",
+        ),
+        replace: "        // MUTANT: no fence between the idle count's store and the look\n",
+        model: STEAL_OUTSIDE,
+        killed_by: &[STRANDED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // A core registering idle never looks at the outside queue.
+    Mutant {
+        name: "steal-outside-queue-not-looked-at",
+        file: "src/steal.rs",
+        find: "        if let Some(item) = self.outside.pop() {\n",
+        replace: "        if let Some(item) = None::<T> { // MUTANT: the outside queue not looked at\n",
+        model: STEAL_OUTSIDE,
+        killed_by: &[STRANDED],
+        quick: true,
+        ..Mutant::BASE
+    },
+    // The choices and the mirrored count leave the outside queue's items
+    // out: the busy core passed over reads 0 after its job and halts.
+    Mutant {
+        name: "steal-outside-items-not-counted",
+        file: "src/steal.rs",
+        find: "            + self.outside.len()\n",
+        replace: "            + 0 // MUTANT: the outside queue's items not counted\n",
+        model: STEAL_OUTSIDE_BUSY,
+        killed_by: &[STRANDED],
+        quick: true,
         ..Mutant::BASE
     },
     // A join's state (join_state.rs): the claim, the joiner's wait and

@@ -407,10 +407,10 @@ impl Producer {
     /// search unless one is already on its way for every queued job.
     pub fn spawn(&self, job: impl FnOnce(&Worker<'_>) + Send + 'static) {
         let job: Job = Box::new(job);
-        // A publisher outside the pool's cores: index `workers`, never
-        // chosen to search.
-        let outside = self.shared.cores.len();
-        self.shared.steal.publish(outside, [job], |chosen| {
+        // Onto the outside queue (a thread outside the pool's cores, never
+        // chosen to search): without the pool's lock unless a worker is
+        // registered idle and no searcher covers the job.
+        self.shared.steal.push_outside(job, |chosen| {
             self.shared.submit(chosen, Item::Search, &self.counters);
         });
         if let Some(worker) = self.shared.unparked_for_shared_job() {

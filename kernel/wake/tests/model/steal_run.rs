@@ -162,16 +162,29 @@ pub enum Publisher {
     Core0Local,
     /// A core of its own that only publishes.
     Producer,
+    /// A core of its own that pushes each item onto the outside queue
+    /// ([`Stealable::push_outside`], the pool built with local queues: the
+    /// hosted pool's `Producer::spawn`): only the outside push /
+    /// registration pair and the choices that count the outside queue's
+    /// items stand between the items and a stranded queue.
+    ProducerOutside,
+}
+
+impl Publisher {
+    /// A core of its own publishes, not core 0.
+    fn is_producer(self) -> bool {
+        matches!(self, Self::Producer | Self::ProducerOutside)
+    }
 }
 
 impl StealScenario {
     /// A producer thread runs: the publisher, or the script's actor.
     fn producer(&self) -> bool {
-        self.publisher == Publisher::Producer || !self.script.is_empty()
+        self.publisher.is_producer() || !self.script.is_empty()
     }
 
     fn published(&self) -> usize {
-        let publications = if self.publisher != Publisher::Producer || self.script.is_empty() {
+        let publications = if !self.publisher.is_producer() || self.script.is_empty() {
             self.publications.iter().sum()
         } else {
             0
@@ -212,6 +225,8 @@ struct World {
     pool: Stealable<u32>,
     machine: Arc<Machine>,
     drivers: usize,
+    /// The producer pushes onto the outside queue instead of publishing.
+    pushes_outside: bool,
     /// Ghost: what each core ran, stealable and pinned (std: no branches).
     ran: StdMutex<Vec<u32>>,
     pinned_ran: AtomicUsize,
@@ -244,13 +259,17 @@ fn run_once(scenario: StealScenario) {
         cores: (0..cores)
             .map(|_| CoreWake::with_detector(Policy::StateMachine, false))
             .collect(),
-        pool: if scenario.publisher == Publisher::Core0Local {
+        pool: if matches!(
+            scenario.publisher,
+            Publisher::Core0Local | Publisher::ProducerOutside
+        ) {
             Stealable::with_local_queues(scenario.cores)
         } else {
             Stealable::new(scenario.cores)
         },
         machine: Machine::with_drivers(cores, scenario.cores, wakers, 0, 0),
         drivers: scenario.cores,
+        pushes_outside: scenario.publisher == Publisher::ProducerOutside,
         ran: StdMutex::new(Vec::new()),
         pinned_ran: AtomicUsize::new(0),
         waiting_for: (0..cores).map(|_| AtomicUsize::new(NOT_WAITING)).collect(),
@@ -289,7 +308,7 @@ fn run_once(scenario: StealScenario) {
                 publish_all(&world, me, scenario.publications);
             } else {
                 // Numbered apart from core 0's items.
-                let first = if scenario.publisher != Publisher::Producer {
+                let first = if !scenario.publisher.is_producer() {
                     100
                 } else {
                     0
@@ -439,6 +458,17 @@ fn publish_with(
     wake: impl FnMut(usize),
 ) -> u32 {
     let end = first + u32::try_from(items).expect("small");
+    if world.pushes_outside && me >= world.drivers {
+        // One push each, as `Producer::spawn` pushes.
+        let mut wake = wake;
+        for item in first..end {
+            world.machine.stealable_queued.fetch_add(1, SeqCst);
+            let woke = world.pool.push_outside(item, &mut wake);
+            trace(|| format!("core {me}: pushed {item} from outside, chose {woke:?}"));
+            herd_bound(world);
+        }
+        return end;
+    }
     world.machine.stealable_queued.fetch_add(items, SeqCst);
     let published = world.pool.publish(me, first..end, wake);
     trace(|| format!("core {me}: published {items}: {published:?}"));
@@ -671,7 +701,7 @@ fn driver_core(world: &World, scenario: StealScenario, me: usize) {
     };
     let mut driver = IdleDriver::new(&world.cores, platform, ModelIdleHooks { me }, config);
     let mut searcher = Searcher::new(me);
-    let mut publications = if me == 0 && scenario.publisher != Publisher::Producer {
+    let mut publications = if me == 0 && !scenario.publisher.is_producer() {
         scenario.publications
     } else {
         &[]
