@@ -20,15 +20,29 @@
 //!   lost race for the head (we loop on `Retry`) and waits for a reserved
 //!   slot's write, so an item whose tail update a reader saw is never
 //!   missed; `is_empty` and `len` read both indices with SeqCst loads
-//!   (crossbeam-deque 0.8.8). The pool's own fences around those reads
-//!   and writes carry its pairs.
+//!   (crossbeam-deque 0.8.8). The pusher's fence after `push` is the
+//!   pool's own (crossbeam's push fences nothing after its
+//!   compare-exchange); the fence a registering core runs before its pop
+//!   repeats the one `steal` runs itself, and is there for the two locked
+//!   builds, which have none.
+//!
+//!   The taker that pops under the pool's lock (a core registering idle)
+//!   may wait inside `steal` for a pusher the OS descheduled between its
+//!   tail update and its slot write, and the others wait for the pool's
+//!   lock meanwhile: no deadlock (the pusher needs no lock to finish), a
+//!   wait as long as that pusher's preemption.
 //! * **loom** (the models): the items behind the crate's lock, and their
 //!   count in an atomic that [`is_empty`](OutsideQueue::is_empty) reads
 //!   Relaxed and without the lock, as crossbeam's reader reads its indices
 //!   without any lock: the model sees a push before its count's store as
 //!   a reader that misses it, so the pairs in `Stealable` that order a
 //!   push against a registration must close it with their fences (the
-//!   mutation run drops each).
+//!   mutation run drops each). What the model does not show: crossbeam's
+//!   own paths (a lost race for the head, a reserved slot not yet
+//!   written, a block's end), a pop that synchronizes with every earlier
+//!   push as the lock makes it, and two producers at once (every model
+//!   has one, so the pushers' half of the push / search pair between two
+//!   outside pushers is argued, not checked).
 //! * **neither** (the kernel, which never pushes from outside): the same
 //!   as the loom build, on the kernel's lock.
 //!

@@ -360,8 +360,11 @@ struct Mirror {
 /// by the time it is read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StealSnapshot {
-    /// Items queued (the local queues' included, as read at the last
-    /// unlock of the pool's lock).
+    /// Items queued (the local queues' and the outside queue's included),
+    /// as read at the last unlock of the pool's lock: a push onto a local
+    /// or the outside queue that took no lock is not in it until the next
+    /// unlock. The strand watch reads it in the kernel, whose pool has
+    /// neither.
     pub queued: usize,
     /// Cores chosen to search and not yet done (at most the queued items
     /// no other searcher covers allowed at each choice: the herd bound).
@@ -372,13 +375,14 @@ pub struct StealSnapshot {
     /// Cores registered idle.
     pub idle: usize,
     /// Items published, ever (pushes onto a core's own queue that took
-    /// the publish path included, the others not: they never touch the
-    /// pool's lock).
+    /// the publish path included, the others not, nor pushes onto the
+    /// outside queue: they never add to the shared queue).
     pub published: u64,
     /// Items taken under the pool's lock, ever: the shared queue's, and
-    /// the one a core registering idle takes from a local queue (its own
-    /// or, stolen, another's); not those a core pops from its own queue
-    /// without the lock (a thief's loot included).
+    /// the one a core registering idle takes from the outside queue or a
+    /// local queue (its own or, stolen, another's); not those a running
+    /// core pops from its own queue or the outside queue without the lock
+    /// (a thief's loot included).
     pub taken: u64,
     /// Search wakes chosen, ever (each one wake of one core).
     pub search_wakes: u64,
@@ -960,8 +964,9 @@ impl<T> Stealable<T> {
 
     /// A core found the shared queue empty and registers idle: the idle
     /// count is stored (with it) before any local queue is looked at, then
-    /// it looks at every core's queue in turn, its own first (oldest item
-    /// first there). From another core's it steals the older half of the
+    /// it looks at the outside queue (its oldest item, after a fence: see
+    /// [`Self::push_outside`]) and at every core's queue in turn, its own
+    /// first (oldest item first there). From another core's it steals the older half of the
     /// items, oldest first: it returns the oldest and moves the rest onto
     /// its own queue (empty: its own was looked at first, and only its
     /// owner pushes), so a thief of a long queue comes back to the pool's
@@ -1014,8 +1019,8 @@ impl<T> Stealable<T> {
     }
 
     /// Items queued as a pusher sees them without the pool's lock: the
-    /// shared queue's as last mirrored, the local queues' as their lengths
-    /// read now (see the push / search pair in [`Self::push_local`]).
+    /// shared queue's as last mirrored, the local queues' and the outside
+    /// queue's as their lengths read now (see the push / search pair in [`Self::push_local`]).
     fn queued_for_pushers(&self) -> usize {
         self.mirror.shared_queued.load(OBSERVED) + self.local_items()
     }
@@ -1141,9 +1146,11 @@ impl<T> Stealable<T> {
     }
 
     /// Called by a core with no pinned work: the next stealable item (its
-    /// own queue's oldest first, without the pool's lock, when the core is
-    /// not registered idle and has no search to settle; then the shared
-    /// queue's oldest; then another core's queue, older half stolen), or
+    /// own queue's oldest first, then the outside queue's oldest unless the
+    /// shared queue holds items, both without the pool's lock, when the
+    /// core is not registered idle and has no search to settle; then the
+    /// shared queue's oldest; then the outside queue's; then another core's
+    /// queue, older half stolen), or
     /// `None` when every queue is empty, and then the core is registered idle
     /// and must go to the halt path (its search, if it was searching, is
     /// over). A searcher that finds an item chooses up to [`FAN_OUT`] more

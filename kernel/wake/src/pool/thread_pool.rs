@@ -37,7 +37,10 @@ enum Item {
     /// queue: its search wake (ticket), of which at most one is on its way.
     Search,
     /// The always-unpark baseline's extra wake: the worker looks at the
-    /// shared queue when it has drained it, but it is not a ticket. (Sent
+    /// shared queue when it has drained it (unless its `take`'s fast path
+    /// reads no item queued: a job pushed from outside past a searcher
+    /// still to look leaves the mirrored count as it was, and that
+    /// searcher takes it), but it is not a ticket. (Sent
     /// as a `Search`, a worker whose real ticket was still on its way
     /// would drain this one, count its ticket as arrived and be chosen
     /// again: two search wakes in flight, which the rule's bound forbids.)
