@@ -246,9 +246,9 @@
 //!   the look and the count); a running core pops it without the pool's
 //!   lock after its own queue. A producer's burst and the workers met on
 //!   the pool's lock for every job before: 1.08-1.83x rayon on the bursts
-//!   from outside at 1-8 workers, 0.44-1.07x with the queue (four
-//!   alternations of the two binaries, `peer_bench --only
-//!   spawn-outside,spawn-outside-busy --repeats 7`).
+//!   from outside at 1-8 workers (but two cells, 0.62 and 0.75), 0.44-1.07x
+//!   with the queue (four alternations of the two binaries, `peer_bench
+//!   --only spawn-outside,spawn-outside-busy --repeats 7`).
 //!
 //! The kernel's pool has no local queues ([`Stealable::new`]): its
 //! fork-join caller publishes a round's chunks at once and helps with
