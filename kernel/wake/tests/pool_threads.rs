@@ -501,3 +501,62 @@ fn a_blocked_spawners_lone_job_is_stolen() {
         }
     }
 }
+
+/// Several threads outside the pool spawn at once, in bursts with every
+/// worker asleep in between: each burst's first jobs find the workers
+/// registered idle (the pushers take the pool's lock to wake them, or skip
+/// it past a searcher still to look), the rest find them running (no lock:
+/// the outside queue, `Stealable::push_outside`). Every job runs exactly
+/// once and every burst completes: a pusher or a registering worker that
+/// missed the other's write (the outside push / registration pair) leaves
+/// a job stranded with every worker asleep, and the burst never ends.
+#[test]
+fn jobs_spawned_from_outside_by_several_threads_each_run_once() {
+    const WORKERS: usize = 2;
+    const PRODUCERS: usize = 3;
+    const BURSTS: usize = 20;
+    const JOBS_PER_PRODUCER: usize = 300;
+    const JOBS: usize = PRODUCERS * JOBS_PER_PRODUCER;
+    let pool = ThreadPool::new(PoolConfig::new(WORKERS));
+    for burst in 0..BURSTS {
+        wait_until_all_asleep(&pool);
+        let runs: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..JOBS).map(|_| AtomicUsize::new(0)).collect());
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (done, finished) = mpsc::channel();
+        std::thread::scope(|scope| {
+            for producer_index in 0..PRODUCERS {
+                let producer = pool.producer();
+                let (runs, ran, done) = (Arc::clone(&runs), Arc::clone(&ran), done.clone());
+                scope.spawn(move || {
+                    for job in 0..JOBS_PER_PRODUCER {
+                        let slot = producer_index * JOBS_PER_PRODUCER + job;
+                        let (runs, ran, done) = (Arc::clone(&runs), Arc::clone(&ran), done.clone());
+                        producer.spawn(move |_| {
+                            runs[slot].fetch_add(1, SeqCst);
+                            if ran.fetch_add(1, SeqCst) + 1 == JOBS {
+                                done.send(()).unwrap();
+                            }
+                        });
+                    }
+                });
+            }
+        });
+        if finished.recv_timeout(HANG_GUARD).is_err() {
+            panic!(
+                "burst {burst}: {} of {JOBS} jobs ran, {} worker(s) asleep",
+                ran.load(SeqCst),
+                pool.sleeping_workers()
+            );
+        }
+        let twice: Vec<usize> = (0..JOBS)
+            .filter(|&slot| runs[slot].load(SeqCst) != 1)
+            .collect();
+        assert!(
+            twice.is_empty(),
+            "burst {burst}: jobs not run exactly once: {twice:?}"
+        );
+    }
+    let stats = pool.shutdown();
+    assert_eq!(stats.jobs_run, (BURSTS * JOBS) as u64, "{stats:?}");
+}
