@@ -4,7 +4,10 @@
 //! stealable items come from core 0 (the fork-join caller), from core 0
 //! pushing onto its own queue (the hosted pool's `Worker::spawn`, in a
 //! pool built with local queues) and then waiting for its first item
-//! without helping, or from a producer core that runs no driver; the producer may also send pinned
+//! without helping, or from a producer core that runs no driver (which may
+//! push each item onto the outside queue instead, `Stealable::push_outside`
+//! in a pool with local queues, the hosted pool's `Producer::spawn`); the
+//! producer may also send pinned
 //! jobs (that run for several model steps, and may wait for a stealable
 //! item to have run) and may hold a search wake back between its choice
 //! and its ticket (the kernel's `BeforeSearchWake` window: chosen under the
