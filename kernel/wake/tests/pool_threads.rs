@@ -549,12 +549,12 @@ fn jobs_spawned_from_outside_by_several_threads_each_run_once() {
                 pool.sleeping_workers()
             );
         }
-        let twice: Vec<usize> = (0..JOBS)
+        let not_once: Vec<usize> = (0..JOBS)
             .filter(|&slot| runs[slot].load(SeqCst) != 1)
             .collect();
         assert!(
-            twice.is_empty(),
-            "burst {burst}: jobs not run exactly once: {twice:?}"
+            not_once.is_empty(),
+            "burst {burst}: jobs not run exactly once: {not_once:?}"
         );
     }
     let stats = pool.shutdown();
