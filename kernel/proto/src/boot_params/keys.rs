@@ -134,7 +134,7 @@ impl Key {
                 "how a fork-join round hands out its work: stealable chunks run by whichever cores are awake, or one job per core to a pinned worker task; default: the round plan's choice (pinned only where every core has a host core and its round is cheaper)"
             }
             Key::Parallelism => {
-                "how many cores the host runs at once, for the round plan and the poll slots; default: measured at boot (every core spins in one window, gaps in its clock are time it was descheduled)"
+                "how many cores the host runs at once, for the round plan and the poll slots; default: measured at boot (every core counts chunks of register work for 40 ms; the chunks done, over what one core does alone in that time)"
             }
             Key::Chunks => {
                 "stealable chunks per fork-join round; default: the round plan's, min(parallelism, cores, rows, work / (2 x a round's overhead))"
