@@ -121,13 +121,22 @@ fn measure_host(params: &BootParams) {
     } else {
         let costs = sched::round_plan::measure_costs(at_once, sched::stealable::enabled());
         alloc::format!(
-            "a round costs {} ns beyond its work stealing on {} cores, {} pinned",
+            "a round costs {} ns beyond its work stealing on {} cores, {} pinned{}",
             costs.steal_ns,
             costs.steal_cores,
             costs.pinned_ns.map_or_else(
                 || "not measured (more cores than run at once)".into(),
                 |ns| alloc::format!("{ns} ns")
             ),
+            match (costs.work_us, costs.handoff_us) {
+                (0, _) => alloc::string::String::new(),
+                (work_us, Some(handoff_us)) => alloc::format!(
+                    " (chunks of {work_us} us: twice the {handoff_us} us at which most rounds handed their published chunks off)"
+                ),
+                (work_us, None) => alloc::format!(
+                    " (chunks of {work_us} us: at no length up to it did most rounds hand their published chunks off)"
+                ),
+            },
         )
     };
     let window = sched::host_parallelism::WINDOW_US / 1000;

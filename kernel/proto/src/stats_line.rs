@@ -149,6 +149,11 @@ pub struct HostStats {
     /// longest chunk, ns, timed at boot (0: not measured, the host runs
     /// fewer cores at once).
     pub pinned_round_ns: u64,
+    /// How long each chunk of those timed rounds worked, µs: where the
+    /// pools are compared (every core has a host core), twice the
+    /// shortest work at which the stealing rounds handed their published
+    /// chunks to other cores, measured at boot; 0: empty chunks.
+    pub round_chunk_work_us: u64,
     /// The workload's pool (`steal`, `pinned`; empty: no fork-join
     /// workload ran).
     pub plan_pool: String,
@@ -187,7 +192,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 16] {
+    fn numbers(&self) -> [(&'static str, u64); 17] {
         [
             (
                 "measured_parallelism_milli",
@@ -202,6 +207,7 @@ impl HostStats {
             ("steal_round_ns", self.steal_round_ns),
             ("steal_round_cores", self.steal_round_cores),
             ("pinned_round_ns", self.pinned_round_ns),
+            ("round_chunk_work_us", self.round_chunk_work_us),
             ("plan_chunks", self.plan_chunks),
             ("trial_planned_chunks", self.trial_planned_chunks),
             ("trial_planned_round_ns", self.trial_planned_round_ns),
@@ -342,6 +348,7 @@ mod tests {
                 steal_round_ns: 12_345,
                 steal_round_cores: 2,
                 pinned_round_ns: 0,
+                round_chunk_work_us: 16,
                 plan_pool: "steal".to_string(),
                 plan_chunks: 2,
                 trial_planned_chunks: 1,

@@ -55,6 +55,8 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::ESTIMATE_FASTER_SOLO,
     round_plan_tests::SECOND_WINDOW,
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
+    round_plan_tests::CALIBRATION_WORK_FROM_THE_HANDOFF,
+    round_plan_tests::HANDOFF_SEEN,
     round_split_tests::MEDIANS,
     round_split_tests::LONG_RUN_KEEPS_EVERY_KTH_ROUND,
     laplace_tests::ROW_BLOCK_FN_PAGE_ALIGNED,

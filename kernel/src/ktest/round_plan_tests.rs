@@ -12,13 +12,18 @@ use crate::sched::host_parallelism::{
     SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, kept_milli, wants_second_window,
 };
 use crate::sched::round_plan::{
-    CALIBRATION_ROUNDS, CALIBRATION_WORK_US, Fixed, RoundCosts, RoundPlan, median_cost_ns,
+    CALIBRATION_ROUNDS, FIRST_HANDOFF_WORK_US, Fixed, HANDOFF_PROBE_ROUNDS, MAX_HANDOFF_WORK_US,
+    RoundCosts, RoundPlan, calibration_work_us, handoff_work_us, median_cost_ns,
+    most_rounds_hand_off,
 };
 use crate::sched::round_trial::{
     FIRST_RETRIAL_GAP, RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome,
     alternative, reach,
 };
 use crate::smp::cores;
+use crate::smp::remote_call;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 pub const CHOICES: TestCase = TestCase {
     name: "sched::round_plan_choices",
@@ -33,6 +38,16 @@ pub const TRIAL: TestCase = TestCase {
 pub const CALIBRATION_PRICES_BEYOND_THE_WORK: TestCase = TestCase {
     name: "sched::round_plan_calibration_works_its_chunks_and_prices_the_rest",
     run: calibration_prices_beyond_the_work,
+};
+
+pub const CALIBRATION_WORK_FROM_THE_HANDOFF: TestCase = TestCase {
+    name: "sched::round_plan_calibration_chunks_are_twice_the_measured_handoff",
+    run: calibration_work_from_the_handoff,
+};
+
+pub const HANDOFF_SEEN: TestCase = TestCase {
+    name: "sched::round_plan_handoff_probe_sees_which_core_ran_a_chunk",
+    run: handoff_seen,
 };
 
 pub const SECOND_WINDOW: TestCase = TestCase {
@@ -51,6 +66,7 @@ pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
 /// a "round" that is its one chunk run on the caller works at least
 /// [`CALIBRATION_WORK_US`] in every timed round and costs less than that.
 fn calibration_prices_beyond_the_work() -> TestResult {
+    const CALIBRATION_WORK_US: u64 = 20;
     let work_ticks = tsc::us_to_ticks(CALIBRATION_WORK_US);
     let mut shortest_ticks = u64::MAX;
     let mut rounds = 0;
@@ -69,6 +85,104 @@ fn calibration_prices_beyond_the_work() -> TestResult {
         cost_ns < CALIBRATION_WORK_US * 1000,
         "a round of one chunk on its caller cost {cost_ns} ns beyond its work: the work was counted as cost"
     );
+    Ok(())
+}
+
+/// The timed rounds' chunks work twice the shortest length, doubling from
+/// [`FIRST_HANDOFF_WORK_US`], at which the probe saw every published chunk
+/// handed off; the longest length tried where none was; and nothing is
+/// probed where the pools are not compared (the chunks stay empty).
+fn calibration_work_from_the_handoff() -> TestResult {
+    // A host where a hand-off takes between 4 and 8 µs.
+    let mut tried = Vec::new();
+    let (work_us, handoff_us) = calibration_work_us(true, |us| {
+        tried.push(us);
+        us >= 8
+    });
+    ensure!(
+        tried == [1, 2, 4, 8],
+        "probed {tried:?}: not doubling from {FIRST_HANDOFF_WORK_US} to the first that hands off"
+    );
+    ensure!(
+        (work_us, handoff_us) == (16, Some(8)),
+        "chunks of {work_us} µs, hand-off {handoff_us:?}: not twice the 8 µs that handed off"
+    );
+    // A host whose other cores never take a published chunk.
+    let mut longest = 0;
+    let (work_us, handoff_us) = calibration_work_us(true, |us| {
+        longest = longest.max(us);
+        false
+    });
+    ensure!(
+        longest == MAX_HANDOFF_WORK_US && (work_us, handoff_us) == (MAX_HANDOFF_WORK_US, None),
+        "no hand-off: probed up to {longest} µs, chunks of {work_us} µs, hand-off {handoff_us:?}"
+    );
+    ensure!(
+        handoff_work_us(|us| us >= MAX_HANDOFF_WORK_US) == Some(MAX_HANDOFF_WORK_US),
+        "the longest length is not tried"
+    );
+    // Fewer cores at once than cores: empty chunks, no probe.
+    let mut probed = false;
+    let empty = calibration_work_us(false, |_| {
+        probed = true;
+        true
+    });
+    ensure!(
+        empty == (0, None) && !probed,
+        "not compared: {empty:?}, probed {probed}"
+    );
+    Ok(())
+}
+
+/// The probe counts a round as handed off only when every published
+/// chunk ran on a core other than the caller's, and says the length hands
+/// off when more than half of [`HANDOFF_PROBE_ROUNDS`] rounds did: both
+/// chunks on the caller (taken back) in every round is no hand-off; chunk
+/// 1 on another core in half the rounds is not enough, in one more it is.
+fn handoff_seen() -> TestResult {
+    let mut rounds = 0;
+    let taken_back = most_rounds_hand_off(0, 2, |job| {
+        rounds += 1;
+        job(0);
+        job(1);
+    });
+    ensure!(
+        !taken_back,
+        "both chunks ran on the caller and the probe saw a hand-off"
+    );
+    ensure!(rounds == HANDOFF_PROBE_ROUNDS, "{rounds} rounds run");
+    if cores::count() < 2 {
+        return Ok(());
+    }
+    let other = usize::from(crate::arch::percpu::current_index() == 0);
+    for handed in [HANDOFF_PROBE_ROUNDS / 2, HANDOFF_PROBE_ROUNDS / 2 + 1] {
+        let mut rounds = 0;
+        let mut failed = None;
+        let seen = most_rounds_hand_off(0, 2, |job| {
+            rounds += 1;
+            job(0);
+            if rounds > handed {
+                job(1);
+                return;
+            }
+            let job = job.clone();
+            let ran = remote_call::run_on(
+                other,
+                Arc::new(move |_| {
+                    job(1);
+                    Ok(())
+                }),
+            );
+            failed = failed.take().or(ran.err());
+        });
+        if let Some(why) = failed {
+            ensure!(false, "core {other} did not run chunk 1: {why}");
+        }
+        ensure!(
+            rounds == HANDOFF_PROBE_ROUNDS && seen == (handed * 2 > HANDOFF_PROBE_ROUNDS),
+            "chunk 1 ran on core {other} in {handed} of {rounds} rounds and the probe saw {seen}"
+        );
+    }
     Ok(())
 }
 
@@ -129,6 +243,8 @@ fn costs(steal_ns: u64, pinned_ns: Option<u64>) -> RoundCosts {
         steal_cores: 2,
         steal_ns,
         pinned_ns,
+        work_us: 16,
+        handoff_us: Some(8),
     }
 }
 

@@ -10,9 +10,10 @@
 //!   `min(max(P, 2), cores)` cores with the stealing pool (at least 2, so
 //!   that a split is always priced) and, where every core has a host core
 //!   of its own (`P >= cores`), with the pinned pool on every core; there
-//!   every chunk works [`CALIBRATION_WORK_US`], so that the stealing
-//!   round's published chunk is handed off as in a workload, and
-//!   elsewhere the chunks are empty (why: [`CALIBRATION_WORK_US`])
+//!   every chunk works as long as it takes another core to take the
+//!   stealing round's published chunks, measured ([`handoff_work_us`]),
+//!   so that they are handed off as in a workload, and elsewhere the
+//!   chunks are empty (why: [`calibration_work_us`])
 //!   ([`RoundCosts`], at boot, right after `P`);
 //! * what a round's work costs: a workload times its first round, run on
 //!   the caller alone ([`RoundPlan::for_work`]).
@@ -56,16 +57,40 @@ use spin::Once;
 /// also teach the cores' backoff to poll).
 pub const CALIBRATION_ROUNDS: usize = 64;
 
-/// Where every core has a host core of its own (the pools are compared),
-/// each chunk of a timed round works at least this long, µs, and the
-/// round's cost is its time less its longest chunk. Long enough that
-/// another core takes the stealing pool's published chunk before the
-/// caller, done with its own, is back for it: with empty chunks the caller
-/// took its published chunk back itself, so the stealing round was priced
-/// without a hand-off (2.4 µs at 2 vCPUs on 2 host cores, where the rest
-/// of a real sync-heavy round was 7.9-9.6 µs stealing and 3.4-3.7
-/// pinned), and the pinned pool, whose every round hands off, lost a
-/// choice it wins by half.
+/// Stealing rounds run at each chunk length while the hand-off is
+/// looked for ([`handoff_work_us`]): more than half must hand off.
+pub const HANDOFF_PROBE_ROUNDS: usize = 8;
+
+/// The first chunk length tried for the hand-off, µs (doubled from there).
+pub const FIRST_HANDOFF_WORK_US: u64 = 1;
+
+/// The longest chunk tried for the hand-off, µs: 4 ms, a few host time
+/// slices, far beyond any wake (an IPI under TCG takes 25-45 µs). A host
+/// whose other cores take no published chunk of a round that long has
+/// none to give: the rounds are timed at this length, and the stealing
+/// pool is priced at what its caller pays running them alone.
+pub const MAX_HANDOFF_WORK_US: u64 = 4096;
+
+/// How long each chunk of a timed round works, µs, where the pools are
+/// compared (`compared`: every core has a host core of its own): twice
+/// the shortest work at which most of [`HANDOFF_PROBE_ROUNDS`] stealing
+/// rounds handed their published chunks to other cores
+/// ([`handoff_work_us`], probed by `handed_off_at`), or
+/// [`MAX_HANDOFF_WORK_US`] where none did. Elsewhere 0: empty chunks.
+///
+/// Why the chunks work: with empty chunks the caller took its published
+/// chunk back itself, so the stealing round was priced without a
+/// hand-off (2.4 µs at 2 vCPUs on 2 host cores, where the rest of a real
+/// sync-heavy round was 7.9-9.6 µs stealing and 3.4-3.7 pinned), and the
+/// pinned pool, whose every round hands off, lost a choice it wins by
+/// half. Why measured: how long a hand-off takes is the host's (a poll
+/// loop under TCG, an IPI from a halt, a fraction of that on hardware);
+/// a fixed length (20 µs, until this was measured) is too short on a
+/// slower host and the round is priced without its hand-off again. Why
+/// twice: at the shortest length that hands off, the caller is back for
+/// its published chunk about when the helper takes it, and a round priced
+/// there pays for the race; twice as long leaves the helper the whole
+/// first half.
 ///
 /// Where the host runs fewer cores at once than there are, only the
 /// stealing pool is timed, and with empty chunks (the publication and the
@@ -78,7 +103,35 @@ pub const CALIBRATION_ROUNDS: usize = 64;
 /// in a third, where the workload's own rounds hand off in 6-8 µs (the
 /// `pool:` line's `round_rest_ns`); priced by the first reading, 3 boots
 /// of 5 ran every round on one core (67-110 ms against 40-66).
-pub const CALIBRATION_WORK_US: u64 = 20;
+///
+/// Returns the length and the hand-off's (`None`: none probed, or none
+/// handed off).
+pub fn calibration_work_us(
+    compared: bool,
+    handed_off_at: impl FnMut(u64) -> bool,
+) -> (u64, Option<u64>) {
+    if !compared {
+        return (0, None);
+    }
+    let handoff_us = handoff_work_us(handed_off_at);
+    let work_us = handoff_us.map_or(MAX_HANDOFF_WORK_US, |us| us.saturating_mul(2));
+    (work_us, handoff_us)
+}
+
+/// The shortest chunk length, µs, doubling from
+/// [`FIRST_HANDOFF_WORK_US`] up to [`MAX_HANDOFF_WORK_US`], at which
+/// `handed_off_at(us)` says that the probe rounds handed their published
+/// chunks to other cores; `None` if at no length they did.
+pub fn handoff_work_us(mut handed_off_at: impl FnMut(u64) -> bool) -> Option<u64> {
+    let mut us = FIRST_HANDOFF_WORK_US;
+    while us <= MAX_HANDOFF_WORK_US {
+        if handed_off_at(us) {
+            return Some(us);
+        }
+        us *= 2;
+    }
+    None
+}
 
 /// What a round costs beyond its work, measured at boot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +147,13 @@ pub struct RoundCosts {
     /// chunk, ns, when every core has a host core of its own (else not
     /// measured).
     pub pinned_ns: Option<u64>,
+    /// How long each chunk of the timed rounds worked, µs (0: empty
+    /// chunks; [`calibration_work_us`]).
+    pub work_us: u64,
+    /// The shortest chunk length at which the stealing rounds handed
+    /// their published chunks off, µs ([`handoff_work_us`]); `None`: not
+    /// probed (the pools are not compared), or no length did.
+    pub handoff_us: Option<u64>,
 }
 
 static COSTS: Once<RoundCosts> = Once::new();
@@ -113,6 +173,8 @@ pub fn plan_for(work_ns: u64, max_chunks: usize) -> RoundPlan {
         steal_cores: at_once,
         steal_ns: 0,
         pinned_ns: None,
+        work_us: 0,
+        handoff_us: None,
     });
     let fixed = FIXED.get().copied().unwrap_or_default();
     let plan = RoundPlan::for_work(work_ns, max_chunks, at_once, costs, fixed);
@@ -200,11 +262,17 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     let n = cores::count();
     let steal_cores = at_once.max(2).min(n);
     let compared = n > 1 && at_once >= n;
-    let work_us = if compared { CALIBRATION_WORK_US } else { 0 };
+    let (mut work_us, mut handoff_us) = (0, None);
     let steal_ns = if steal_enabled && steal_cores > 1 {
         let pool = StealJoin::new();
+        (work_us, handoff_us) = calibration_work_us(compared, |us| {
+            most_rounds_hand_off(us, steal_cores, |job| pool.run(job, steal_cores))
+        });
         median_cost_ns(work_us, |job| pool.run(job, steal_cores))
     } else {
+        // No stealing round to price (`steal=off`, or one core): the
+        // pinned rounds, if timed, have nothing to be compared with, and
+        // their chunks stay empty.
         0
     };
     let pinned_ns = compared.then(|| {
@@ -217,8 +285,59 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
         steal_cores,
         steal_ns,
         pinned_ns,
+        work_us,
+        handoff_us,
     };
     *COSTS.call_once(|| costs)
+}
+
+/// Whether most of [`HANDOFF_PROBE_ROUNDS`] rounds run by `round` (given
+/// the job) with `chunks` chunks of `work_us` each (more than half of
+/// them) ran every chunk but one on a core other than the caller's: every
+/// published chunk handed off, none taken back by its caller. Most, not
+/// every: the cost kept is the median of the timed rounds, so a length at
+/// which most rounds hand off prices the median round with its hand-off;
+/// asking for every round waits for the slowest hand-off of eight (a
+/// vCPU the host descheduled, a core woken from a halt), which at 2 vCPUs
+/// on 2 host cores took 16-128 µs chunks in six boots and made the timed
+/// rounds 30 ms longer.
+pub fn most_rounds_hand_off(work_us: u64, chunks: usize, mut round: impl FnMut(&Job)) -> bool {
+    let caller = crate::arch::percpu::current_index();
+    // Each chunk's Relaxed count; zeroed before a round is published and
+    // read after its join (the publication's release and the latch's
+    // release/acquire order the chunks' updates between the two).
+    let elsewhere = Arc::new(AtomicU64::new(0));
+    let work_ticks = tsc::us_to_ticks(work_us);
+    let job: Job = {
+        let elsewhere = elsewhere.clone();
+        Arc::new(move |_| {
+            if crate::arch::percpu::current_index() != caller {
+                elsewhere.fetch_add(1, Ordering::Relaxed);
+            }
+            work_for(work_ticks);
+        })
+    };
+    let published = chunks.saturating_sub(1) as u64;
+    let handed_off = (0..HANDOFF_PROBE_ROUNDS)
+        .filter(|_| {
+            elsewhere.store(0, Ordering::Relaxed);
+            round(&job);
+            elsewhere.load(Ordering::Relaxed) >= published
+        })
+        .count();
+    handed_off * 2 > HANDOFF_PROBE_ROUNDS
+}
+
+/// Runs the parallelism measurement's register-only chunks until
+/// `work_ticks` have passed (none for 0); returns the ticks worked.
+fn work_for(work_ticks: u64) -> u64 {
+    let start = tsc::now();
+    let mut worked = 0;
+    while worked < work_ticks {
+        host_parallelism::chunk();
+        worked = tsc::now().saturating_sub(start);
+    }
+    worked
 }
 
 /// The median over [`CALIBRATION_ROUNDS`] rounds run by `round` (given
@@ -237,12 +356,7 @@ pub fn median_cost_ns(work_us: u64, mut round: impl FnMut(&Job)) -> u64 {
     let job: Job = {
         let longest = longest.clone();
         Arc::new(move |_| {
-            let start = tsc::now();
-            let mut worked = 0;
-            while worked < work_ticks {
-                host_parallelism::chunk();
-                worked = tsc::now().saturating_sub(start);
-            }
+            let worked = work_for(work_ticks);
             longest.fetch_max(worked, Ordering::Relaxed);
         })
     };

@@ -212,6 +212,7 @@ fn host_stats() -> HostStats {
         steal_round_ns: costs.map_or(0, |c| c.steal_ns),
         steal_round_cores: costs.map_or(0, |c| c.steal_cores as u64),
         pinned_round_ns: costs.and_then(|c| c.pinned_ns).unwrap_or(0),
+        round_chunk_work_us: costs.map_or(0, |c| c.work_us),
         plan_pool: plan.map_or_else(String::new, |p| p.pool.name().to_string()),
         plan_chunks: plan.map_or(0, |p| p.chunks as u64),
         trial_planned_chunks: trial.map_or(0, |t| t.planned.0 as u64),
