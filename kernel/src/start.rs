@@ -130,11 +130,13 @@ fn measure_host(params: &BootParams) {
             ),
             match (costs.work_us, costs.handoff_us) {
                 (0, _) => alloc::string::String::new(),
-                (work_us, Some(handoff_us)) => alloc::format!(
-                    " (chunks of {work_us} us: twice the {handoff_us} us at which most rounds handed their published chunks off)"
+                (work_us, Some(_)) => alloc::format!(
+                    " (chunks of {work_us} us: the shortest at which {rounds} rounds of {rounds} handed their published chunks off)",
+                    rounds = sched::round_plan::HANDOFF_PROBE_ROUNDS
                 ),
                 (work_us, None) => alloc::format!(
-                    " (chunks of {work_us} us: at no length up to it did most rounds hand their published chunks off)"
+                    " (chunks of {work_us} us: at no length up to it did {rounds} rounds of {rounds} hand their published chunks off)",
+                    rounds = sched::round_plan::HANDOFF_PROBE_ROUNDS
                 ),
             },
         )

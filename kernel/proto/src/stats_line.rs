@@ -150,9 +150,9 @@ pub struct HostStats {
     /// fewer cores at once).
     pub pinned_round_ns: u64,
     /// How long each chunk of those timed rounds worked, µs: where the
-    /// pools are compared (every core has a host core), twice the
-    /// shortest work at which the stealing rounds handed their published
-    /// chunks to other cores, measured at boot; 0: empty chunks.
+    /// pools are compared (every core has a host core), the shortest work
+    /// at which 8 stealing rounds of 8 handed their published chunks to
+    /// other cores, measured at boot; 0: empty chunks.
     pub round_chunk_work_us: u64,
     /// The workload's pool (`steal`, `pinned`; empty: no fork-join
     /// workload ran).

@@ -13,8 +13,8 @@ use crate::sched::host_parallelism::{
 };
 use crate::sched::round_plan::{
     CALIBRATION_ROUNDS, FIRST_HANDOFF_WORK_US, Fixed, HANDOFF_PROBE_ROUNDS, MAX_HANDOFF_WORK_US,
-    RoundCosts, RoundPlan, calibration_work_us, handoff_work_us, median_cost_ns,
-    most_rounds_hand_off,
+    RoundCosts, RoundPlan, calibration_work_us, every_round_hands_off, handoff_work_us,
+    median_cost_ns,
 };
 use crate::sched::round_trial::{
     FIRST_RETRIAL_GAP, RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome,
@@ -41,7 +41,7 @@ pub const CALIBRATION_PRICES_BEYOND_THE_WORK: TestCase = TestCase {
 };
 
 pub const CALIBRATION_WORK_FROM_THE_HANDOFF: TestCase = TestCase {
-    name: "sched::round_plan_calibration_chunks_are_twice_the_measured_handoff",
+    name: "sched::round_plan_calibration_chunks_are_the_measured_handoff",
     run: calibration_work_from_the_handoff,
 };
 
@@ -88,7 +88,7 @@ fn calibration_prices_beyond_the_work() -> TestResult {
     Ok(())
 }
 
-/// The timed rounds' chunks work twice the shortest length, doubling from
+/// The timed rounds' chunks work the shortest length, doubling from
 /// [`FIRST_HANDOFF_WORK_US`], at which the probe saw every published chunk
 /// handed off; the longest length tried where none was; and nothing is
 /// probed where the pools are not compared (the chunks stay empty).
@@ -104,8 +104,8 @@ fn calibration_work_from_the_handoff() -> TestResult {
         "probed {tried:?}: not doubling from {FIRST_HANDOFF_WORK_US} to the first that hands off"
     );
     ensure!(
-        (work_us, handoff_us) == (16, Some(8)),
-        "chunks of {work_us} µs, hand-off {handoff_us:?}: not twice the 8 µs that handed off"
+        (work_us, handoff_us) == (8, Some(8)),
+        "chunks of {work_us} µs, hand-off {handoff_us:?}: not the 8 µs that handed off"
     );
     // A host whose other cores never take a published chunk.
     let mut longest = 0;
@@ -136,12 +136,13 @@ fn calibration_work_from_the_handoff() -> TestResult {
 
 /// The probe counts a round as handed off only when every published
 /// chunk ran on a core other than the caller's, and says the length hands
-/// off when more than half of [`HANDOFF_PROBE_ROUNDS`] rounds did: both
-/// chunks on the caller (taken back) in every round is no hand-off; chunk
-/// 1 on another core in half the rounds is not enough, in one more it is.
+/// off only when every one of [`HANDOFF_PROBE_ROUNDS`] rounds did: both
+/// chunks on the caller (taken back) is no hand-off, and the probe stops
+/// there; chunk 1 on another core in all rounds but the last is not
+/// enough; in all of them it is.
 fn handoff_seen() -> TestResult {
     let mut rounds = 0;
-    let taken_back = most_rounds_hand_off(0, 2, |job| {
+    let taken_back = every_round_hands_off(0, 2, |job| {
         rounds += 1;
         job(0);
         job(1);
@@ -150,15 +151,18 @@ fn handoff_seen() -> TestResult {
         !taken_back,
         "both chunks ran on the caller and the probe saw a hand-off"
     );
-    ensure!(rounds == HANDOFF_PROBE_ROUNDS, "{rounds} rounds run");
+    ensure!(
+        rounds == 1,
+        "{rounds} rounds run after one that did not hand off"
+    );
     if cores::count() < 2 {
         return Ok(());
     }
     let other = usize::from(crate::arch::percpu::current_index() == 0);
-    for handed in [HANDOFF_PROBE_ROUNDS / 2, HANDOFF_PROBE_ROUNDS / 2 + 1] {
+    for handed in [HANDOFF_PROBE_ROUNDS - 1, HANDOFF_PROBE_ROUNDS] {
         let mut rounds = 0;
         let mut failed = None;
-        let seen = most_rounds_hand_off(0, 2, |job| {
+        let seen = every_round_hands_off(0, 2, |job| {
             rounds += 1;
             job(0);
             if rounds > handed {
@@ -179,7 +183,7 @@ fn handoff_seen() -> TestResult {
             ensure!(false, "core {other} did not run chunk 1: {why}");
         }
         ensure!(
-            rounds == HANDOFF_PROBE_ROUNDS && seen == (handed * 2 > HANDOFF_PROBE_ROUNDS),
+            rounds == HANDOFF_PROBE_ROUNDS && seen == (handed == HANDOFF_PROBE_ROUNDS),
             "chunk 1 ran on core {other} in {handed} of {rounds} rounds and the probe saw {seen}"
         );
     }

@@ -58,7 +58,7 @@ use spin::Once;
 pub const CALIBRATION_ROUNDS: usize = 64;
 
 /// Stealing rounds run at each chunk length while the hand-off is
-/// looked for ([`handoff_work_us`]): more than half must hand off.
+/// looked for ([`handoff_work_us`]): every one must hand off.
 pub const HANDOFF_PROBE_ROUNDS: usize = 8;
 
 /// The first chunk length tried for the hand-off, µs (doubled from there).
@@ -72,11 +72,12 @@ pub const FIRST_HANDOFF_WORK_US: u64 = 1;
 pub const MAX_HANDOFF_WORK_US: u64 = 4096;
 
 /// How long each chunk of a timed round works, µs, where the pools are
-/// compared (`compared`: every core has a host core of its own): twice
-/// the shortest work at which most of [`HANDOFF_PROBE_ROUNDS`] stealing
-/// rounds handed their published chunks to other cores
+/// compared (`compared`: every core has a host core of its own): the
+/// shortest work, doubling, at which every one of [`HANDOFF_PROBE_ROUNDS`]
+/// stealing rounds handed its published chunks to other cores
 /// ([`handoff_work_us`], probed by `handed_off_at`), or
-/// [`MAX_HANDOFF_WORK_US`] where none did. Elsewhere 0: empty chunks.
+/// [`MAX_HANDOFF_WORK_US`] where no length did. Elsewhere 0: empty
+/// chunks.
 ///
 /// Why the chunks work: with empty chunks the caller took its published
 /// chunk back itself, so the stealing round was priced without a
@@ -84,13 +85,19 @@ pub const MAX_HANDOFF_WORK_US: u64 = 4096;
 /// sync-heavy round was 7.9-9.6 µs stealing and 3.4-3.7 pinned), and the
 /// pinned pool, whose every round hands off, lost a choice it wins by
 /// half. Why measured: how long a hand-off takes is the host's (a poll
-/// loop under TCG, an IPI from a halt, a fraction of that on hardware);
+/// loop under TCG, an IPI from a halt);
 /// a fixed length (20 µs, until this was measured) is too short on a
 /// slower host and the round is priced without its hand-off again. Why
-/// twice: at the shortest length that hands off, the caller is back for
-/// its published chunk about when the helper takes it, and a round priced
-/// there pays for the race; twice as long leaves the helper the whole
-/// first half.
+/// every round of eight: a length at which the helper took the chunk
+/// before the caller was back for it eight times running leaves the
+/// helper a margin without a factor chosen here. At 2 vCPUs on 2 host
+/// cores it read 2-8 µs in eight boots (pinned/stealing cost 0.44-0.64,
+/// the pinned pool chosen in each, as with 20 µs); six boots on a slower
+/// stretch read 16-128 µs. The alternative tried, twice the length at
+/// which most of the eight rounds handed off, read 2-16 µs (chunks of
+/// 4-32) and chose the stealing pool in 2 boots of 14 (pinned/stealing
+/// 1.04 and 2.15): 68.6 and 85.9 ms, against 53.4 and 58.5 for the
+/// boots with 20 µs chunks alternated with them.
 ///
 /// Where the host runs fewer cores at once than there are, only the
 /// stealing pool is timed, and with empty chunks (the publication and the
@@ -114,7 +121,7 @@ pub fn calibration_work_us(
         return (0, None);
     }
     let handoff_us = handoff_work_us(handed_off_at);
-    let work_us = handoff_us.map_or(MAX_HANDOFF_WORK_US, |us| us.saturating_mul(2));
+    let work_us = handoff_us.unwrap_or(MAX_HANDOFF_WORK_US);
     (work_us, handoff_us)
 }
 
@@ -266,7 +273,7 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     let steal_ns = if steal_enabled && steal_cores > 1 {
         let pool = StealJoin::new();
         (work_us, handoff_us) = calibration_work_us(compared, |us| {
-            most_rounds_hand_off(us, steal_cores, |job| pool.run(job, steal_cores))
+            every_round_hands_off(us, steal_cores, |job| pool.run(job, steal_cores))
         });
         median_cost_ns(work_us, |job| pool.run(job, steal_cores))
     } else {
@@ -291,17 +298,12 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     *COSTS.call_once(|| costs)
 }
 
-/// Whether most of [`HANDOFF_PROBE_ROUNDS`] rounds run by `round` (given
-/// the job) with `chunks` chunks of `work_us` each (more than half of
-/// them) ran every chunk but one on a core other than the caller's: every
-/// published chunk handed off, none taken back by its caller. Most, not
-/// every: the cost kept is the median of the timed rounds, so a length at
-/// which most rounds hand off prices the median round with its hand-off;
-/// asking for every round waits for the slowest hand-off of eight (a
-/// vCPU the host descheduled, a core woken from a halt), which at 2 vCPUs
-/// on 2 host cores took 16-128 µs chunks in six boots and made the timed
-/// rounds 30 ms longer.
-pub fn most_rounds_hand_off(work_us: u64, chunks: usize, mut round: impl FnMut(&Job)) -> bool {
+/// Whether every one of [`HANDOFF_PROBE_ROUNDS`] rounds run by `round`
+/// (given the job) with `chunks` chunks of `work_us` each ran every chunk
+/// but one on a core other than the caller's: every published chunk
+/// handed off, none taken back by its caller. Stops at the first round
+/// that did not.
+pub fn every_round_hands_off(work_us: u64, chunks: usize, mut round: impl FnMut(&Job)) -> bool {
     let caller = crate::arch::percpu::current_index();
     // Each chunk's Relaxed count; zeroed before a round is published and
     // read after its join (the publication's release and the latch's
@@ -318,14 +320,11 @@ pub fn most_rounds_hand_off(work_us: u64, chunks: usize, mut round: impl FnMut(&
         })
     };
     let published = chunks.saturating_sub(1) as u64;
-    let handed_off = (0..HANDOFF_PROBE_ROUNDS)
-        .filter(|_| {
-            elsewhere.store(0, Ordering::Relaxed);
-            round(&job);
-            elsewhere.load(Ordering::Relaxed) >= published
-        })
-        .count();
-    handed_off * 2 > HANDOFF_PROBE_ROUNDS
+    (0..HANDOFF_PROBE_ROUNDS).all(|_| {
+        elsewhere.store(0, Ordering::Relaxed);
+        round(&job);
+        elsewhere.load(Ordering::Relaxed) >= published
+    })
 }
 
 /// Runs the parallelism measurement's register-only chunks until
