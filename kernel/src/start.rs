@@ -128,14 +128,15 @@ fn measure_host(params: &BootParams) {
                 || "not measured (more cores than run at once)".into(),
                 |ns| alloc::format!("{ns} ns")
             ),
-            match (costs.work_us, costs.handoff_us) {
+            match (costs.chunk_work_us, costs.handoff_work_us) {
                 (0, _) => alloc::string::String::new(),
-                (work_us, Some(_)) => alloc::format!(
-                    " (chunks of {work_us} us: the shortest at which {rounds} rounds of {rounds} handed their published chunks off)",
+                (chunk_us, Some(handoff_us)) => alloc::format!(
+                    " (chunks of {chunk_us} us: a hand-off in {rounds} rounds of {rounds} at {handoff_us} us, times {} wake steps)",
+                    sched::round_plan::wake_steps(costs.steal_cores),
                     rounds = sched::round_plan::HANDOFF_PROBE_ROUNDS
                 ),
-                (work_us, None) => alloc::format!(
-                    " (chunks of {work_us} us: at no length up to it did {rounds} rounds of {rounds} hand their published chunks off)",
+                (chunk_us, None) => alloc::format!(
+                    " (chunks of {chunk_us} us: at no length up to it was the chunk handed off in {rounds} rounds of {rounds})",
                     rounds = sched::round_plan::HANDOFF_PROBE_ROUNDS
                 ),
             },

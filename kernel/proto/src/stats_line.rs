@@ -150,10 +150,16 @@ pub struct HostStats {
     /// fewer cores at once).
     pub pinned_round_ns: u64,
     /// How long each chunk of those timed rounds worked, µs: where the
-    /// pools are compared (every core has a host core), the shortest work
-    /// at which 8 stealing rounds of 8 handed their published chunks to
-    /// other cores, measured at boot; 0: empty chunks.
+    /// pools are compared (every core has a host core), the hand-off
+    /// (`round_handoff_work_us`) times the wake steps to the timed
+    /// round's cores, at most 1024 (also where no length handed off); 0:
+    /// empty chunks.
     pub round_chunk_work_us: u64,
+    /// The shortest chunk length, µs, at which every one of 8 stealing
+    /// rounds of two chunks handed its published chunk to another core,
+    /// measured at boot; 0: not probed (the pools are not compared), or
+    /// no length up to 1024 did.
+    pub round_handoff_work_us: u64,
     /// The workload's pool (`steal`, `pinned`; empty: no fork-join
     /// workload ran).
     pub plan_pool: String,
@@ -192,7 +198,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 17] {
+    fn numbers(&self) -> [(&'static str, u64); 18] {
         [
             (
                 "measured_parallelism_milli",
@@ -208,6 +214,7 @@ impl HostStats {
             ("steal_round_cores", self.steal_round_cores),
             ("pinned_round_ns", self.pinned_round_ns),
             ("round_chunk_work_us", self.round_chunk_work_us),
+            ("round_handoff_work_us", self.round_handoff_work_us),
             ("plan_chunks", self.plan_chunks),
             ("trial_planned_chunks", self.trial_planned_chunks),
             ("trial_planned_round_ns", self.trial_planned_round_ns),
@@ -348,7 +355,8 @@ mod tests {
                 steal_round_ns: 12_345,
                 steal_round_cores: 2,
                 pinned_round_ns: 0,
-                round_chunk_work_us: 16,
+                round_chunk_work_us: 0,
+                round_handoff_work_us: 0,
                 plan_pool: "steal".to_string(),
                 plan_chunks: 2,
                 trial_planned_chunks: 1,

@@ -14,7 +14,7 @@ use crate::sched::host_parallelism::{
 use crate::sched::round_plan::{
     CALIBRATION_ROUNDS, FIRST_HANDOFF_WORK_US, Fixed, HANDOFF_PROBE_ROUNDS, MAX_HANDOFF_WORK_US,
     RoundCosts, RoundPlan, calibration_work_us, every_round_hands_off, handoff_work_us,
-    median_cost_ns,
+    median_cost_ns, wake_steps,
 };
 use crate::sched::round_trial::{
     FIRST_RETRIAL_GAP, RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome,
@@ -64,13 +64,13 @@ pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
 /// stealing pool's published chunk is handed off, not taken back by its
 /// caller), and a round's cost is what it took beyond its longest chunk:
 /// a "round" that is its one chunk run on the caller works at least
-/// [`CALIBRATION_WORK_US`] in every timed round and costs less than that.
+/// `CHUNK_WORK_US` in every timed round and costs less than that.
 fn calibration_prices_beyond_the_work() -> TestResult {
-    const CALIBRATION_WORK_US: u64 = 20;
-    let work_ticks = tsc::us_to_ticks(CALIBRATION_WORK_US);
+    const CHUNK_WORK_US: u64 = 20;
+    let work_ticks = tsc::us_to_ticks(CHUNK_WORK_US);
     let mut shortest_ticks = u64::MAX;
     let mut rounds = 0;
-    let cost_ns = median_cost_ns(CALIBRATION_WORK_US, |job| {
+    let cost_ns = median_cost_ns(CHUNK_WORK_US, |job| {
         let start = tsc::now();
         job(0);
         shortest_ticks = shortest_ticks.min(tsc::now() - start);
@@ -82,20 +82,27 @@ fn calibration_prices_beyond_the_work() -> TestResult {
         "a chunk worked {shortest_ticks} ticks, under {work_ticks}: empty chunks price a round without its hand-off"
     );
     ensure!(
-        cost_ns < CALIBRATION_WORK_US * 1000,
+        cost_ns < CHUNK_WORK_US * 1000,
         "a round of one chunk on its caller cost {cost_ns} ns beyond its work: the work was counted as cost"
     );
     Ok(())
 }
 
-/// The timed rounds' chunks work the shortest length, doubling from
-/// [`FIRST_HANDOFF_WORK_US`], at which the probe saw every published chunk
-/// handed off; the longest length tried where none was; and nothing is
-/// probed where the pools are not compared (the chunks stay empty).
+/// The timed rounds' chunks work the hand-off, the shortest length,
+/// doubling from [`FIRST_HANDOFF_WORK_US`], at which the probe saw the
+/// published chunk handed off, times the wake steps to the round's cores
+/// (`ceil(log2(cores))`), at most [`MAX_HANDOFF_WORK_US`]; the longest
+/// length where none was; and nothing is probed where the pools are not
+/// compared (the chunks stay empty).
 fn calibration_work_from_the_handoff() -> TestResult {
+    let steps: Vec<u64> = [1, 2, 3, 4, 5, 8, 9, 64].map(wake_steps).to_vec();
+    ensure!(
+        steps == [1, 1, 2, 2, 3, 3, 4, 6],
+        "wake steps to 1, 2, 3, 4, 5, 8, 9, 64 cores: {steps:?}"
+    );
     // A host where a hand-off takes between 4 and 8 µs.
     let mut tried = Vec::new();
-    let (work_us, handoff_us) = calibration_work_us(true, |us| {
+    let (work_us, handoff_us) = calibration_work_us(true, 2, |us| {
         tried.push(us);
         us >= 8
     });
@@ -105,11 +112,21 @@ fn calibration_work_from_the_handoff() -> TestResult {
     );
     ensure!(
         (work_us, handoff_us) == (8, Some(8)),
-        "chunks of {work_us} µs, hand-off {handoff_us:?}: not the 8 µs that handed off"
+        "2 cores: chunks of {work_us} µs, hand-off {handoff_us:?}: not the 8 µs that handed off"
+    );
+    let (work_us, _) = calibration_work_us(true, 64, |us| us >= 8);
+    ensure!(
+        work_us == 48,
+        "64 cores: chunks of {work_us} µs: not 8 µs times 6 wake steps"
+    );
+    let (work_us, _) = calibration_work_us(true, 64, |us| us >= 512);
+    ensure!(
+        work_us == MAX_HANDOFF_WORK_US,
+        "64 cores, a 512 µs hand-off: chunks of {work_us} µs, past the longest"
     );
     // A host whose other cores never take a published chunk.
     let mut longest = 0;
-    let (work_us, handoff_us) = calibration_work_us(true, |us| {
+    let (work_us, handoff_us) = calibration_work_us(true, 2, |us| {
         longest = longest.max(us);
         false
     });
@@ -123,7 +140,7 @@ fn calibration_work_from_the_handoff() -> TestResult {
     );
     // Fewer cores at once than cores: empty chunks, no probe.
     let mut probed = false;
-    let empty = calibration_work_us(false, |_| {
+    let empty = calibration_work_us(false, 2, |_| {
         probed = true;
         true
     });
@@ -141,12 +158,24 @@ fn calibration_work_from_the_handoff() -> TestResult {
 /// there; chunk 1 on another core in all rounds but the last is not
 /// enough; in all of them it is.
 fn handoff_seen() -> TestResult {
+    // The probe's chunks work the length probed: two on the caller take
+    // at least twice it (a millisecond each, so that what the two take
+    // without working, QEMU translating their code the first time
+    // included, 62 µs in one boot, cannot pass for it).
+    const PROBE_WORK_US: u64 = 1000;
     let mut rounds = 0;
-    let taken_back = every_round_hands_off(0, 2, |job| {
+    let mut round_ticks = 0;
+    let taken_back = every_round_hands_off(PROBE_WORK_US, 2, |job| {
         rounds += 1;
+        let start = tsc::now();
         job(0);
         job(1);
+        round_ticks = tsc::now() - start;
     });
+    ensure!(
+        round_ticks >= 2 * tsc::us_to_ticks(PROBE_WORK_US),
+        "two probe chunks of {PROBE_WORK_US} µs ran in {round_ticks} ticks"
+    );
     ensure!(
         !taken_back,
         "both chunks ran on the caller and the probe saw a hand-off"
@@ -247,8 +276,8 @@ fn costs(steal_ns: u64, pinned_ns: Option<u64>) -> RoundCosts {
         steal_cores: 2,
         steal_ns,
         pinned_ns,
-        work_us: 16,
-        handoff_us: Some(8),
+        chunk_work_us: 16,
+        handoff_work_us: Some(8),
     }
 }
 

@@ -57,27 +57,44 @@ use spin::Once;
 /// also teach the cores' backoff to poll).
 pub const CALIBRATION_ROUNDS: usize = 64;
 
-/// Stealing rounds run at each chunk length while the hand-off is
-/// looked for ([`handoff_work_us`]): every one must hand off.
+/// Stealing rounds of two chunks run at each chunk length while the
+/// hand-off is looked for ([`handoff_work_us`]): every one must hand its
+/// published chunk off (the probe stops at the first that does not).
 pub const HANDOFF_PROBE_ROUNDS: usize = 8;
 
 /// The first chunk length tried for the hand-off, µs (doubled from there).
 pub const FIRST_HANDOFF_WORK_US: u64 = 1;
 
-/// The longest chunk tried for the hand-off, µs: 4 ms, a few host time
-/// slices, far beyond any wake (an IPI under TCG takes 25-45 µs). A host
-/// whose other cores take no published chunk of a round that long has
-/// none to give: the rounds are timed at this length, and the stealing
-/// pool is priced at what its caller pays running them alone.
-pub const MAX_HANDOFF_WORK_US: u64 = 4096;
+/// The longest chunk tried for the hand-off, and the longest a timed
+/// round's chunk works, µs: about a millisecond, of the order of one host
+/// time slice (Linux's are 0.75 to a few ms), and beyond the wakes of a
+/// halted core measured under TCG here (p50 31-75 µs, p99 150-500 µs,
+/// results.md). A host that leaves a published chunk to its caller at
+/// this length in one round of eight does not run a helper beside it:
+/// the rounds are timed at this length, and the stealing pool is priced
+/// at what its caller pays running its chunks alone. It bounds what the
+/// measurement costs a boot: the probe's rounds at most
+/// 8 x (1 + 2 + ... + 1024) µs, 16 ms, the 128 timed rounds' chunks 131
+/// ms.
+pub const MAX_HANDOFF_WORK_US: u64 = 1024;
 
-/// How long each chunk of a timed round works, µs, where the pools are
-/// compared (`compared`: every core has a host core of its own): the
-/// shortest work, doubling, at which every one of [`HANDOFF_PROBE_ROUNDS`]
-/// stealing rounds handed its published chunks to other cores
-/// ([`handoff_work_us`], probed by `handed_off_at`), or
-/// [`MAX_HANDOFF_WORK_US`] where no length did. Elsewhere 0: empty
-/// chunks.
+/// How long each chunk of a timed round on `steal_cores` cores works, µs,
+/// where the pools are compared (`compared`: every core has a host core
+/// of its own): the hand-off, the shortest work, doubling, at which every
+/// one of [`HANDOFF_PROBE_ROUNDS`] stealing rounds of two chunks handed
+/// its published chunk to another core ([`handoff_work_us`], probed by
+/// `handed_off_at`), times the wake steps the stealing pool takes to get
+/// `steal_cores` cores working ([`wake_steps`]: it wakes one core per
+/// published chunk, doubling the cores awake at each step), at most
+/// [`MAX_HANDOFF_WORK_US`], which is also the length where no probed
+/// length handed off. Elsewhere 0: empty chunks.
+///
+/// Why a round of two chunks probes: one hand-off is what is measured,
+/// and asking every one of `n - 1` published chunks to be taken in each
+/// of eight rounds asks the slowest of `8 (n - 1)` hand-offs to be in
+/// time: at 64 cores a helper late one time in a thousand fails a length
+/// two times in five (0.999 to the power 8 x 63 is 0.60), and on a big
+/// shared host the timed rounds would run at the cap.
 ///
 /// Why the chunks work: with empty chunks the caller took its published
 /// chunk back itself, so the stealing round was priced without a
@@ -92,8 +109,8 @@ pub const MAX_HANDOFF_WORK_US: u64 = 4096;
 /// before the caller was back for it eight times running leaves the
 /// helper a margin without a factor chosen here. At 2 vCPUs on 2 host
 /// cores it read 2-8 µs in eight boots (pinned/stealing cost 0.44-0.64,
-/// the pinned pool chosen in each, as with 20 µs); six boots on a slower
-/// stretch read 16-128 µs. The alternative tried, twice the length at
+/// the pinned pool chosen in each, as with 20 µs); nine boots on slower
+/// stretches read 16-256 µs. The alternative tried, twice the length at
 /// which most of the eight rounds handed off, read 2-16 µs (chunks of
 /// 4-32) and chose the stealing pool in 2 boots of 14 (pinned/stealing
 /// 1.04 and 2.15): 68.6 and 85.9 ms, against 53.4 and 58.5 for the
@@ -111,18 +128,29 @@ pub const MAX_HANDOFF_WORK_US: u64 = 4096;
 /// `pool:` line's `round_rest_ns`); priced by the first reading, 3 boots
 /// of 5 ran every round on one core (67-110 ms against 40-66).
 ///
-/// Returns the length and the hand-off's (`None`: none probed, or none
-/// handed off).
+/// Returns the chunk length and the hand-off's (`None`: none probed, or
+/// none handed off).
 pub fn calibration_work_us(
     compared: bool,
+    steal_cores: usize,
     handed_off_at: impl FnMut(u64) -> bool,
 ) -> (u64, Option<u64>) {
     if !compared {
         return (0, None);
     }
     let handoff_us = handoff_work_us(handed_off_at);
-    let work_us = handoff_us.unwrap_or(MAX_HANDOFF_WORK_US);
-    (work_us, handoff_us)
+    let chunk_us = handoff_us.map_or(MAX_HANDOFF_WORK_US, |us| {
+        us.saturating_mul(wake_steps(steal_cores))
+            .min(MAX_HANDOFF_WORK_US)
+    });
+    (chunk_us, handoff_us)
+}
+
+/// Wake steps until `cores` cores work on a round whose caller published
+/// a chunk for each of the others, with the cores awake doubling at each
+/// step: `ceil(log2(cores))`, at least 1.
+pub fn wake_steps(cores: usize) -> u64 {
+    u64::from(usize::BITS - (cores.max(2) - 1).leading_zeros())
 }
 
 /// The shortest chunk length, µs, doubling from
@@ -156,11 +184,11 @@ pub struct RoundCosts {
     pub pinned_ns: Option<u64>,
     /// How long each chunk of the timed rounds worked, µs (0: empty
     /// chunks; [`calibration_work_us`]).
-    pub work_us: u64,
-    /// The shortest chunk length at which the stealing rounds handed
-    /// their published chunks off, µs ([`handoff_work_us`]); `None`: not
-    /// probed (the pools are not compared), or no length did.
-    pub handoff_us: Option<u64>,
+    pub chunk_work_us: u64,
+    /// The shortest chunk length at which every probe round handed its
+    /// published chunk off, µs ([`handoff_work_us`]); `None`: not probed
+    /// (the pools are not compared), or no length did.
+    pub handoff_work_us: Option<u64>,
 }
 
 static COSTS: Once<RoundCosts> = Once::new();
@@ -180,8 +208,8 @@ pub fn plan_for(work_ns: u64, max_chunks: usize) -> RoundPlan {
         steal_cores: at_once,
         steal_ns: 0,
         pinned_ns: None,
-        work_us: 0,
-        handoff_us: None,
+        chunk_work_us: 0,
+        handoff_work_us: None,
     });
     let fixed = FIXED.get().copied().unwrap_or_default();
     let plan = RoundPlan::for_work(work_ns, max_chunks, at_once, costs, fixed);
@@ -269,22 +297,22 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
     let n = cores::count();
     let steal_cores = at_once.max(2).min(n);
     let compared = n > 1 && at_once >= n;
-    let (mut work_us, mut handoff_us) = (0, None);
+    let (mut chunk_work_us, mut handoff_us) = (0, None);
     let steal_ns = if steal_enabled && steal_cores > 1 {
         let pool = StealJoin::new();
-        (work_us, handoff_us) = calibration_work_us(compared, |us| {
-            every_round_hands_off(us, steal_cores, |job| pool.run(job, steal_cores))
+        (chunk_work_us, handoff_us) = calibration_work_us(compared, steal_cores, |us| {
+            every_round_hands_off(us, 2, |job| pool.run(job, 2))
         });
-        median_cost_ns(work_us, |job| pool.run(job, steal_cores))
+        median_cost_ns(chunk_work_us, |job| pool.run(job, steal_cores))
     } else {
-        // No stealing round to price (`steal=off`, or one core): the
-        // pinned rounds, if timed, have nothing to be compared with, and
-        // their chunks stay empty.
+        // No stealing round to price (the stealable pool is off, or one
+        // core): the pinned rounds, if timed, have nothing to be compared
+        // with, and their chunks stay empty.
         0
     };
     let pinned_ns = compared.then(|| {
         let pool = ForkJoin::new(n);
-        let ns = median_cost_ns(work_us, |job| pool.run(job));
+        let ns = median_cost_ns(chunk_work_us, |job| pool.run(job));
         pool.shutdown();
         ns
     });
@@ -292,8 +320,8 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
         steal_cores,
         steal_ns,
         pinned_ns,
-        work_us,
-        handoff_us,
+        chunk_work_us,
+        handoff_work_us: handoff_us,
     };
     *COSTS.call_once(|| costs)
 }
@@ -302,12 +330,18 @@ pub fn measure_costs(at_once: usize, steal_enabled: bool) -> RoundCosts {
 /// (given the job) with `chunks` chunks of `work_us` each ran every chunk
 /// but one on a core other than the caller's: every published chunk
 /// handed off, none taken back by its caller. Stops at the first round
-/// that did not.
+/// that did not. `round` must return only after every call of the job it
+/// made has returned (a pool's join; the ktest's remote call waits too).
 pub fn every_round_hands_off(work_us: u64, chunks: usize, mut round: impl FnMut(&Job)) -> bool {
     let caller = crate::arch::percpu::current_index();
-    // Each chunk's Relaxed count; zeroed before a round is published and
-    // read after its join (the publication's release and the latch's
-    // release/acquire order the chunks' updates between the two).
+    // Each chunk's Relaxed count. The caller's zeroing is ordered before
+    // a helper's increment by the pool's lock (released when the round's
+    // chunks are published, taken by the helper that takes one); each
+    // increment before the caller's read by the round's countdown (the
+    // chunk's AcqRel decrement of the round's remaining count, the last of
+    // which opens its latch with a release that the caller's wait
+    // acquires). A previous round's chunk cannot land after a zeroing: its
+    // join covered every chunk.
     let elsewhere = Arc::new(AtomicU64::new(0));
     let work_ticks = tsc::us_to_ticks(work_us);
     let job: Job = {
