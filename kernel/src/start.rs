@@ -106,8 +106,13 @@ fn measure_host(params: &BootParams) {
     sched::poll_slots::set(0);
     let host = sched::host_parallelism::measure();
     let at_once = sched::host_parallelism::in_force();
-    let pollers = params.pollers.map_or(at_once, |n| n as usize);
-    sched::poll_slots::set(pollers);
+    let pollers = match params.pollers {
+        Some(n) => {
+            sched::poll_slots::fix(n as usize);
+            n as usize
+        }
+        None => sched::poll_slots::follow(at_once),
+    };
     // With the pool and its chunk count fixed by boot parameters the plan
     // has nothing to choose, and its timed rounds are not run (under
     // Bochs's 1-instruction turns they are most of a short boot).

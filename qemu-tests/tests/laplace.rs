@@ -9,11 +9,14 @@ use xtask::{RunOutcome, Verdict};
 /// Debug kernel, 4 vCPUs on 2 host cores: seconds, with room to spare.
 const LAPLACE_TIMEOUT_S: u64 = 300;
 
+/// The vCPUs of [`boot_matching_the_host`]'s boots.
+const LAPLACE_VCPUS: u64 = 4;
+
 /// Boots Laplace with `params` at 4 vCPUs and checks that it succeeded
 /// with one result line, the host's bit for bit (`what` names the boot in
 /// a failure): the outcome and that line's check.
 fn boot_matching_the_host(params: &[&str], what: &str) -> (RunOutcome, ChecksumCheck) {
-    let outcome = boot(4, LAPLACE_TIMEOUT_S, params);
+    let outcome = boot(LAPLACE_VCPUS as u32, LAPLACE_TIMEOUT_S, params);
     assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
     let [check] = outcome.checksum_checks.as_slice() else {
         panic!(
@@ -150,7 +153,50 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
             expected_blocks(host, &trial_lines, iterations),
             "{trial}: the trials' rounds at each count, the kept count between and after: {host:?}\n{trial_lines:#?}"
         );
+        // Whichever count was kept, `parallelism=1` is not revised.
+        assert_eq!(
+            (host.parallelism, host.parallelism_shown_by_rounds),
+            (1, 0),
+            "{trial}: parallelism=1 revised by the rounds: {host:?}"
+        );
     }
+}
+
+/// The host parallelism in force agrees with what the boot measured and
+/// the rounds showed (`round_trial::parallelism_shown`), in a boot of
+/// [`LAPLACE_VCPUS`] without `parallelism=`: a trial that kept more chunks
+/// than the reading raised it to that count and said so (`host: the
+/// rounds ran faster on N cores`); otherwise it is the reading rounded.
+fn assert_revision_agrees(outcome: &RunOutcome, host: &HostStats) {
+    let lines: Vec<&str> = outcome
+        .serial
+        .lines()
+        .filter(|line| line.contains("host: the rounds ran faster on"))
+        .collect();
+    let shown = host.parallelism_shown_by_rounds;
+    let reading = host.measured_parallelism_milli.div_ceil(1000).max(1);
+    let rounded = ((host.measured_parallelism_milli + 500) / 1000).clamp(1, LAPLACE_VCPUS);
+    if shown == 0 {
+        assert!(
+            lines.is_empty() && host.parallelism == rounded,
+            "no revision in VIGIL-STATS: the reading rounded in force, no line: {host:?}\n{lines:?}"
+        );
+        return;
+    }
+    assert_eq!(
+        (
+            lines.len(),
+            host.parallelism,
+            host.plan_chunks,
+            host.trial_tried_chunks
+        ),
+        (1, shown, shown, shown),
+        "the rounds showed {shown} cores: one line, that many in force, the trial's tried count kept: {host:?}\n{lines:?}"
+    );
+    assert!(
+        shown > rounded && shown <= reading.max(rounded + 1),
+        "the rounds showed {shown}, the reading rounds to {rounded}: {host:?}"
+    );
 }
 
 /// The default plan (`trial=auto`, the parallelism measured) end to end:
@@ -173,6 +219,7 @@ fn the_default_plan_runs_the_blocks_its_plan_or_trial_says() {
         expected_blocks(host, &trial_lines, iterations),
         "default plan: {host:?}\n{trial_lines:#?}"
     );
+    assert_revision_agrees(&outcome, host);
 }
 
 /// The row blocks a Laplace run of `iterations` computes: the first two

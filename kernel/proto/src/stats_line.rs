@@ -135,9 +135,13 @@ pub struct HostStats {
     /// read too few cores and a second ran (the kept reading is the
     /// higher); 0: one window.
     pub first_window_parallelism_milli: u64,
-    /// The parallelism in force (the measurement rounded, or
-    /// `parallelism=`).
+    /// The parallelism in force (the measurement rounded, or more where
+    /// the rounds showed more, or `parallelism=`).
     pub parallelism: u64,
+    /// The most cores a workload's round trial showed the host runs at
+    /// once, where more than the boot's reading (`parallelism` is then at
+    /// least this); 0: none did.
+    pub parallelism_shown_by_rounds: u64,
     /// Idle cores that may poll at once.
     pub poll_slots: u64,
     /// The stealing pool's median round cost beyond its longest chunk, ns,
@@ -198,7 +202,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 18] {
+    fn numbers(&self) -> [(&'static str, u64); 19] {
         [
             (
                 "measured_parallelism_milli",
@@ -209,6 +213,10 @@ impl HostStats {
                 self.first_window_parallelism_milli,
             ),
             ("parallelism", self.parallelism),
+            (
+                "parallelism_shown_by_rounds",
+                self.parallelism_shown_by_rounds,
+            ),
             ("poll_slots", self.poll_slots),
             ("steal_round_ns", self.steal_round_ns),
             ("steal_round_cores", self.steal_round_cores),
@@ -351,6 +359,7 @@ mod tests {
                 measured_parallelism_milli: 1934,
                 first_window_parallelism_milli: 938,
                 parallelism: 2,
+                parallelism_shown_by_rounds: 2,
                 poll_slots: 2,
                 steal_round_ns: 12_345,
                 steal_round_cores: 2,

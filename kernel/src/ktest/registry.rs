@@ -52,6 +52,7 @@ pub static ALL: &[TestCase] = &[
     sched_tests::COUNTERS_MATCH_POLICY,
     round_plan_tests::CHOICES,
     round_plan_tests::TRIAL,
+    round_plan_tests::RAISED_BY_ROUNDS,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
     round_plan_tests::SECOND_WINDOW,
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,

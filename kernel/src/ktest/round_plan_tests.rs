@@ -9,16 +9,18 @@ use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{
-    SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, kept_milli, wants_second_window,
+    self, SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, kept_milli,
+    wants_second_window,
 };
+use crate::sched::poll_slots;
 use crate::sched::round_plan::{
     CALIBRATION_ROUNDS, FIRST_HANDOFF_WORK_US, Fixed, HANDOFF_PROBE_ROUNDS, MAX_HANDOFF_WORK_US,
-    RoundCosts, RoundPlan, calibration_work_us, every_round_hands_off, handoff_work_us,
-    median_cost_ns, wake_steps,
+    RevisedParallelism, RoundCosts, RoundPlan, calibration_work_us, every_round_hands_off,
+    handoff_work_us, median_cost_ns, revise_parallelism, wake_steps,
 };
 use crate::sched::round_trial::{
     FIRST_RETRIAL_GAP, RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome,
-    alternative, reach,
+    alternative, parallelism_shown, reach,
 };
 use crate::smp::cores;
 use crate::smp::remote_call;
@@ -50,6 +52,11 @@ pub const HANDOFF_SEEN: TestCase = TestCase {
     run: handoff_seen,
 };
 
+pub const RAISED_BY_ROUNDS: TestCase = TestCase {
+    name: "sched::round_trial_that_keeps_more_cores_raises_the_parallelism",
+    run: raised_by_rounds,
+};
+
 pub const SECOND_WINDOW: TestCase = TestCase {
     name: "sched::host_estimate_measures_a_low_reading_twice_and_keeps_the_higher",
     run: second_window_for_a_low_reading,
@@ -59,6 +66,105 @@ pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
     name: "sched::host_estimate_keeps_the_faster_solo_rate",
     run: estimate_faster_solo,
 };
+
+/// A trial's outcome with `planned` chunks against one more, keeping
+/// `kept`.
+fn outcome_keeping(planned: usize, kept: usize) -> TrialOutcome {
+    TrialOutcome {
+        planned: (planned, 40_000),
+        tried: (planned + 1, 30_000),
+        kept,
+        rounds: (0, 15),
+        next_after: None,
+    }
+}
+
+/// A trial that kept one chunk more than the host parallelism in force
+/// showed that many cores run at once: the parallelism in force and the
+/// poll slots rise to it (not above the cores), the watches' waits keep
+/// the boot reading; a trial that kept the plan, or kept no more than the
+/// parallelism in force, or ran under `parallelism=`, revises nothing.
+fn raised_by_rounds() -> TestResult {
+    for (planned, kept, in_force, fixed, expected) in [
+        (1, 2, 1, false, Some(2)),
+        (2, 3, 2, false, Some(3)),
+        // The plan kept.
+        (1, 1, 1, false, None),
+        (2, 2, 1, false, None),
+        // One more, but within what is in force (a plan under its cap).
+        (1, 2, 2, false, None),
+        // `parallelism=` is not revised.
+        (1, 2, 1, true, None),
+    ] {
+        let got = parallelism_shown(outcome_keeping(planned, kept), in_force, fixed);
+        ensure!(
+            got == expected,
+            "{planned} planned, {kept} kept, {in_force} in force, fixed {fixed}: shown {got:?}, not {expected:?}"
+        );
+    }
+    // Applied to this boot's own figures (restored after).
+    if host_parallelism::is_fixed() {
+        let revised = revise_parallelism(outcome_keeping(1, 2));
+        ensure!(
+            revised.is_none(),
+            "parallelism= fixed, yet a trial revised it: {revised:?}"
+        );
+        return Ok(());
+    }
+    let before = host_parallelism::in_force();
+    let slots_before = poll_slots::slots();
+    let waits_before = host_parallelism::cores_per_host_core();
+    let count = cores::count();
+    // Keeping the plan at the parallelism in force revises nothing.
+    let unrevised = revise_parallelism(outcome_keeping(before, before));
+    ensure!(
+        unrevised.is_none() && host_parallelism::in_force() == before,
+        "a trial that kept the plan revised the parallelism: {unrevised:?}"
+    );
+    let revised = revise_parallelism(outcome_keeping(before, before + 1));
+    let after = host_parallelism::in_force();
+    let slots_after = poll_slots::slots();
+    let waits_after = host_parallelism::cores_per_host_core();
+    let shown = host_parallelism::shown_by_rounds();
+    // Back to the boot's figures before anything can fail.
+    host_parallelism::forget_shown_by_rounds();
+    poll_slots::set(slots_before);
+    let expected_at_once = (before + 1).min(count);
+    let expected_slots = if poll_slots::is_fixed() {
+        slots_before
+    } else {
+        expected_at_once
+    };
+    ensure!(
+        revised
+            == Some(RevisedParallelism {
+                before,
+                shown: before + 1,
+                at_once: expected_at_once,
+                poll_slots: expected_slots,
+            }),
+        "{count} cores, {before} in force: a trial that kept {} chunks revised {revised:?}",
+        before + 1
+    );
+    ensure!(
+        after == expected_at_once && slots_after == expected_slots,
+        "after the revision {after} in force and {slots_after} poll slots, not {expected_at_once} and {expected_slots}"
+    );
+    ensure!(
+        shown == Some((before + 1).min(count)),
+        "the rounds' count kept for the statistics: {shown:?}"
+    );
+    ensure!(
+        waits_after == waits_before,
+        "the watches' waits moved with the revision: {waits_before} vCPUs per host core, then {waits_after}"
+    );
+    ensure!(
+        host_parallelism::in_force() == before,
+        "forgetting the rounds' count left {} in force, not the boot's {before}",
+        host_parallelism::in_force()
+    );
+    Ok(())
+}
 
 /// The boot's round costs are timed with chunks that work (so that the
 /// stealing pool's published chunk is handed off, not taken back by its

@@ -41,6 +41,16 @@
 //! reading kept: a host's neighbours can take a core for the 40 ms of one
 //! window.
 //!
+//! The reading is revised as the kernel runs, upwards only, by the
+//! workloads' own rounds: a round trial (`round_trial`) that kept one
+//! chunk more than the parallelism in force ran its rounds faster on that
+//! many cores, and from then on that many are in force
+//! ([`show_by_rounds`]): the next plans split over them and as many idle
+//! cores may poll. Not downwards: a host that takes cores away is seen in
+//! the rounds' times only by trying fewer chunks, which costs a compute-
+//! heavy round half its cores for every round tried, while a split over
+//! more cores than run at once is what the plan's cap prevents.
+//!
 //! Under Bochs the clock is emulated time, which advances with the
 //! instructions of every CPU alike, so every core runs the whole window
 //! and the estimate is the core count (Bochs emulates all CPUs in one host
@@ -102,10 +112,46 @@ pub fn configure(fixed: Option<usize>) {
     FIXED.call_once(|| fixed);
 }
 
-/// The parallelism in force: `parallelism=` if given, else the
-/// measurement, else (before it) every core.
+/// The most cores a workload's rounds have shown the host runs at once,
+/// beyond the boot's reading ([`show_by_rounds`]); 0: none has. Relaxed:
+/// a count read by the next plan and the poll slots, ordering nothing.
+static SHOWN_BY_ROUNDS: AtomicUsize = AtomicUsize::new(0);
+
+/// The parallelism in force: `parallelism=` if given; else the
+/// measurement, or more where a workload's rounds showed more
+/// ([`shown_by_rounds`]); else (before the measurement) every core.
 pub fn in_force() -> usize {
-    known().unwrap_or_else(cores::count)
+    if is_fixed() {
+        return known().unwrap_or_else(cores::count);
+    }
+    known().map_or_else(cores::count, |measured| {
+        measured.max(SHOWN_BY_ROUNDS.load(Ordering::Relaxed))
+    })
+}
+
+/// A workload's rounds ran faster on `cores` cores than on the
+/// parallelism in force (`round_trial::parallelism_shown`): from now on
+/// the parallelism in force is at least `cores` (the next plans, and the
+/// poll slots where `pollers=` did not fix them: the caller sets those).
+/// Not the watches' waits ([`cores_per_host_core`]): those go by the boot
+/// reading, the longer wait, as a round on one more core shows that core
+/// ran, not that it always will. Returns the parallelism now in force.
+pub fn show_by_rounds(cores: usize) -> usize {
+    SHOWN_BY_ROUNDS.fetch_max(cores.min(cores::count()), Ordering::Relaxed);
+    in_force()
+}
+
+/// The most cores a workload's rounds have shown, where more than the
+/// boot's reading ([`show_by_rounds`]).
+pub fn shown_by_rounds() -> Option<usize> {
+    Some(SHOWN_BY_ROUNDS.load(Ordering::Relaxed)).filter(|&cores| cores > 0)
+}
+
+/// Forgets what rounds have shown ([`show_by_rounds`]): for the in-kernel
+/// tests that show some, so that the tests after them plan from the boot
+/// reading as a boot does.
+pub fn forget_shown_by_rounds() {
+    SHOWN_BY_ROUNDS.store(0, Ordering::Relaxed);
 }
 
 /// Whether `parallelism=` fixed the parallelism (the measurement is then

@@ -1,5 +1,6 @@
 //! How many idle cores may poll their inbox at once: as many as the host
-//! runs at once ([`host_parallelism`](super::host_parallelism)), unless
+//! runs at once ([`host_parallelism`](super::host_parallelism): the boot's
+//! reading, raised where a workload's rounds showed more), unless
 //! `pollers=` says otherwise.
 //!
 //! A core that polls before it halts answers a wake at once (no IPI, no
@@ -12,7 +13,7 @@
 //! (`backoff=`): a poll that catches nothing teaches it to stop, so an
 //! idle guest keeps no core polling.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Slots in use. Relaxed everywhere: a slot orders nothing (a poll reads
 /// its inbox through the protocol's own orderings); the count only bounds
@@ -26,10 +27,36 @@ static IN_USE: AtomicUsize = AtomicUsize::new(0);
 /// gained one slot for good when that core gave its slot back).
 static SLOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+/// Whether `pollers=` fixed the number of slots ([`fix`]). Relaxed: set
+/// once at boot, before any workload.
+static FIXED: AtomicBool = AtomicBool::new(false);
+
 /// Sets the number of slots (at boot, before any workload runs: none while
 /// the host is measured, then the limit).
 pub fn set(slots: usize) {
     SLOTS.store(slots, Ordering::Relaxed);
+}
+
+/// Fixes the number of slots (`pollers=`): [`follow`] leaves it alone.
+pub fn fix(slots: usize) {
+    FIXED.store(true, Ordering::Relaxed);
+    set(slots);
+}
+
+/// Whether `pollers=` fixed the number of slots.
+pub fn is_fixed() -> bool {
+    FIXED.load(Ordering::Relaxed)
+}
+
+/// Sets the number of slots to the host parallelism in force
+/// (`at_once`), unless `pollers=` fixed it ([`fix`]): at boot, and when a
+/// workload's rounds showed the host runs more cores at once
+/// (`host_parallelism::show_by_rounds`). Returns the number of slots.
+pub fn follow(at_once: usize) -> usize {
+    if !is_fixed() {
+        set(at_once);
+    }
+    slots()
 }
 
 /// The number of slots set at boot.

@@ -261,13 +261,59 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
     trial
 }
 
-/// A trial ended: the last plan's chunks become the ones it kept.
+/// A trial ended: the last plan's chunks become the ones it kept; where
+/// it kept more than the host parallelism in force, the rounds showed the
+/// host runs that many cores at once, and the parallelism in force and
+/// the poll slots follow (`round_trial::parallelism_shown`), which the
+/// boot's console says.
 pub fn keep_trial(outcome: TrialOutcome) {
     if let Some(plan) = LAST.lock().as_mut() {
         plan.chunks = outcome.kept;
     }
+    if let Some(revised) = revise_parallelism(outcome) {
+        crate::println!(
+            "host: the rounds ran faster on {} cores than on {}: {} of {} cores run at once from now on, {} may poll",
+            revised.shown,
+            revised.before,
+            revised.at_once,
+            cores::count(),
+            revised.poll_slots
+        );
+    }
     *LAST_TRIAL.lock() = Some(outcome);
     TRIALS_RUN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The host parallelism a trial's outcome revised
+/// ([`revise_parallelism`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevisedParallelism {
+    /// The parallelism in force before.
+    pub before: usize,
+    /// The cores the rounds ran faster on.
+    pub shown: usize,
+    /// The parallelism in force now.
+    pub at_once: usize,
+    /// The poll slots now (unchanged where `pollers=` fixed them).
+    pub poll_slots: usize,
+}
+
+/// Where a trial kept more chunks than the host parallelism in force
+/// (`round_trial::parallelism_shown`), raises the parallelism in force
+/// and the poll slots to that count, and says so; `None`: nothing to
+/// revise.
+pub fn revise_parallelism(outcome: TrialOutcome) -> Option<RevisedParallelism> {
+    let before = super::host_parallelism::in_force();
+    let shown =
+        round_trial::parallelism_shown(outcome, before, super::host_parallelism::is_fixed())?;
+    let at_once = super::host_parallelism::show_by_rounds(shown);
+    let poll_slots = super::poll_slots::follow(at_once);
+    Some(RevisedParallelism {
+        before,
+        shown,
+        at_once,
+        poll_slots,
+    })
 }
 
 /// The last trial's outcome, if one ran to its end.

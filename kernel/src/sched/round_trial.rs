@@ -96,6 +96,20 @@ pub fn alternative(
     (more <= reach.min(cores).min(max_chunks)).then_some(more)
 }
 
+/// The cores a finished trial showed the host runs at once, where that
+/// is more than the parallelism in force (`in_force`): the count it kept,
+/// when that is one more chunk than the plan's. A round split over one
+/// more core than the boot's reading, and faster for it in the median of
+/// its rounds, ran on that many cores at once: the reading was low (two
+/// host cores read 1.485 once, and the plan stayed on one core until the
+/// trial). `None` where the trial kept the plan, where the count kept is
+/// no more than the parallelism in force, and where `parallelism=` fixed
+/// it (`fixed`: what a boot parameter says is not revised).
+pub fn parallelism_shown(outcome: TrialOutcome, in_force: usize, fixed: bool) -> Option<usize> {
+    let more_kept = outcome.kept > outcome.planned.0;
+    (more_kept && outcome.kept > in_force && !fixed).then_some(outcome.kept)
+}
+
 /// What a finished trial measured and kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TrialOutcome {

@@ -208,6 +208,8 @@ fn host_stats() -> HostStats {
         measured_parallelism_milli: measured.map_or(0, |m| m.measured_milli),
         first_window_parallelism_milli: measured.and_then(|m| m.first_window_milli).unwrap_or(0),
         parallelism: super::host_parallelism::in_force() as u64,
+        parallelism_shown_by_rounds: super::host_parallelism::shown_by_rounds()
+            .map_or(0, |cores| cores as u64),
         poll_slots: super::poll_slots::slots() as u64,
         steal_round_ns: costs.map_or(0, |c| c.steal_ns),
         steal_round_cores: costs.map_or(0, |c| c.steal_cores as u64),
