@@ -164,8 +164,8 @@ fn quick_bench_writes_every_field() {
                     "host",
                 ],
             );
-            // What the kernel measured of the host: at least one core at
-            // once, at most the boot's.
+            // The parallelism in force (measured, or raised by a round
+            // trial): at least one core at once, at most the boot's.
             let parallelism = run["stats"]["host"]["parallelism"].as_u64().unwrap();
             assert!(
                 (1..=run["smp"].as_u64().unwrap()).contains(&parallelism),

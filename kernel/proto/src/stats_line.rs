@@ -356,7 +356,7 @@ mod tests {
             .into_iter()
             .collect(),
             host: HostStats {
-                measured_parallelism_milli: 1934,
+                measured_parallelism_milli: 1485,
                 first_window_parallelism_milli: 938,
                 parallelism: 2,
                 parallelism_shown_by_rounds: 2,

@@ -9,14 +9,14 @@ use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{
-    self, SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, kept_milli,
+    self, SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, in_force_of, kept_milli,
     wants_second_window,
 };
 use crate::sched::poll_slots;
 use crate::sched::round_plan::{
     CALIBRATION_ROUNDS, FIRST_HANDOFF_WORK_US, Fixed, HANDOFF_PROBE_ROUNDS, MAX_HANDOFF_WORK_US,
     RevisedParallelism, RoundCosts, RoundPlan, calibration_work_us, every_round_hands_off,
-    handoff_work_us, median_cost_ns, revise_parallelism, wake_steps,
+    handoff_work_us, median_cost_ns, raise_parallelism, revise_parallelism, wake_steps,
 };
 use crate::sched::round_trial::{
     FIRST_RETRIAL_GAP, RoundTrial, TRIAL_BLOCK_ROUNDS, TRIAL_ROUNDS_EACH, TrialOutcome,
@@ -79,30 +79,75 @@ fn outcome_keeping(planned: usize, kept: usize) -> TrialOutcome {
     }
 }
 
-/// A trial that kept one chunk more than the host parallelism in force
-/// showed that many cores run at once: the parallelism in force and the
-/// poll slots rise to it (not above the cores), the watches' waits keep
-/// the boot reading; a trial that kept the plan, or kept no more than the
-/// parallelism in force, or ran under `parallelism=`, revises nothing.
+/// Puts back this boot's figures (what rounds had shown, the poll slots)
+/// when dropped: on every path out of a test that revises them.
+struct RestoreRevision {
+    shown: Option<usize>,
+    slots: usize,
+}
+
+impl RestoreRevision {
+    fn save() -> Self {
+        Self {
+            shown: host_parallelism::shown_by_rounds(),
+            slots: poll_slots::slots(),
+        }
+    }
+}
+
+impl Drop for RestoreRevision {
+    fn drop(&mut self) {
+        host_parallelism::restore_shown_by_rounds(self.shown);
+        poll_slots::set(self.slots);
+    }
+}
+
+/// A trial that kept one chunk more than the host parallelism in force,
+/// within the reach, showed that many cores run at once: the parallelism
+/// in force and the poll slots rise to it (not above the cores), the
+/// watches' waits keep the boot reading; a trial that kept the plan, or
+/// kept no more than the parallelism in force, or kept a count beyond the
+/// reach (`trial=always`), or ran under `parallelism=`, revises nothing.
 fn raised_by_rounds() -> TestResult {
-    for (planned, kept, in_force, fixed, expected) in [
-        (1, 2, 1, false, Some(2)),
-        (2, 3, 2, false, Some(3)),
+    for (planned, kept, in_force, reach, fixed, expected) in [
+        (1, 2, 1, 2, false, Some(2)),
+        (2, 3, 2, 3, false, Some(3)),
         // The plan kept.
-        (1, 1, 1, false, None),
-        (2, 2, 1, false, None),
+        (1, 1, 1, 2, false, None),
+        (2, 2, 1, 2, false, None),
         // One more, but within what is in force (a plan under its cap).
-        (1, 2, 2, false, None),
+        (1, 2, 2, 2, false, None),
+        // Beyond the reach: a `trial=always` win where the reading says
+        // the host runs one core.
+        (1, 2, 1, 1, false, None),
         // `parallelism=` is not revised.
-        (1, 2, 1, true, None),
+        (1, 2, 1, 2, true, None),
     ] {
-        let got = parallelism_shown(outcome_keeping(planned, kept), in_force, fixed);
+        let got = parallelism_shown(outcome_keeping(planned, kept), in_force, reach, fixed);
         ensure!(
             got == expected,
-            "{planned} planned, {kept} kept, {in_force} in force, fixed {fixed}: shown {got:?}, not {expected:?}"
+            "{planned} planned, {kept} kept, {in_force} in force, reach {reach}, fixed {fixed}: shown {got:?}, not {expected:?}"
         );
     }
-    // Applied to this boot's own figures (restored after).
+    // What is in force: `parallelism=` as given; the reading, or the
+    // rounds' count where more, never above the cores; every core before
+    // the reading.
+    for (fixed, measured, shown, count, expected) in [
+        (Some(3), Some(1), 4, 8, 3),
+        (None, Some(1), 0, 8, 1),
+        (None, Some(1), 2, 8, 2),
+        (None, Some(3), 2, 8, 3),
+        (None, Some(2), 9, 4, 4),
+        (None, None, 2, 8, 8),
+    ] {
+        let got = in_force_of(fixed, measured, shown, count);
+        ensure!(
+            got == expected,
+            "in force with parallelism= {fixed:?}, reading {measured:?}, rounds {shown}, {count} cores: {got}, not {expected}"
+        );
+    }
+    // Applied to this boot's own figures, put back on every path.
+    let _restore = RestoreRevision::save();
     if host_parallelism::is_fixed() {
         let revised = revise_parallelism(outcome_keeping(1, 2));
         ensure!(
@@ -121,47 +166,53 @@ fn raised_by_rounds() -> TestResult {
         unrevised.is_none() && host_parallelism::in_force() == before,
         "a trial that kept the plan revised the parallelism: {unrevised:?}"
     );
+    // One more than in force, where the reading leaves it open: the
+    // reading's reach, as the trial's.
+    let measured_milli = host_parallelism::measured().map(|m| m.measured_milli);
+    let within_reach = reach(before, measured_milli) > before;
     let revised = revise_parallelism(outcome_keeping(before, before + 1));
+    if !within_reach {
+        ensure!(
+            revised.is_none() && host_parallelism::in_force() == before,
+            "{before} in force, reading {measured_milli:?}: a count beyond the reach revised it: {revised:?}"
+        );
+        // The revision itself, as a trial within the reach makes it.
+        raise_parallelism(before + 1);
+    }
     let after = host_parallelism::in_force();
     let slots_after = poll_slots::slots();
     let waits_after = host_parallelism::cores_per_host_core();
     let shown = host_parallelism::shown_by_rounds();
-    // Back to the boot's figures before anything can fail.
-    host_parallelism::forget_shown_by_rounds();
-    poll_slots::set(slots_before);
     let expected_at_once = (before + 1).min(count);
     let expected_slots = if poll_slots::is_fixed() {
         slots_before
     } else {
         expected_at_once
     };
-    ensure!(
-        revised
-            == Some(RevisedParallelism {
-                before,
-                shown: before + 1,
-                at_once: expected_at_once,
-                poll_slots: expected_slots,
-            }),
-        "{count} cores, {before} in force: a trial that kept {} chunks revised {revised:?}",
-        before + 1
-    );
+    if within_reach {
+        ensure!(
+            revised
+                == Some(RevisedParallelism {
+                    before,
+                    shown: before + 1,
+                    at_once: expected_at_once,
+                    poll_slots: expected_slots,
+                }),
+            "{count} cores, {before} in force: a trial that kept {} chunks revised {revised:?}",
+            before + 1
+        );
+    }
     ensure!(
         after == expected_at_once && slots_after == expected_slots,
         "after the revision {after} in force and {slots_after} poll slots, not {expected_at_once} and {expected_slots}"
     );
     ensure!(
-        shown == Some((before + 1).min(count)),
+        shown == Some(expected_at_once),
         "the rounds' count kept for the statistics: {shown:?}"
     );
     ensure!(
         waits_after == waits_before,
         "the watches' waits moved with the revision: {waits_before} vCPUs per host core, then {waits_after}"
-    );
-    ensure!(
-        host_parallelism::in_force() == before,
-        "forgetting the rounds' count left {} in force, not the boot's {before}",
-        host_parallelism::in_force()
     );
     Ok(())
 }

@@ -43,10 +43,11 @@
 //!
 //! The reading is revised as the kernel runs, upwards only, by the
 //! workloads' own rounds: a round trial (`round_trial`) that kept one
-//! chunk more than the parallelism in force ran its rounds faster on that
-//! many cores, and from then on that many are in force
-//! ([`show_by_rounds`]): the next plans split over them and as many idle
-//! cores may poll. Not downwards: a host that takes cores away is seen in
+//! chunk more than the parallelism in force, where the reading left that
+//! core open, ran its rounds faster on that many cores, and from then on
+//! that many are in force ([`show_by_rounds`]): as many idle cores may
+//! poll between the workload's rounds, and a later workload's plan splits
+//! over them. Not downwards: a host that takes cores away is seen in
 //! the rounds' times only by trying fewer chunks, which costs a compute-
 //! heavy round half its cores for every round tried, while a split over
 //! more cores than run at once is what the plan's cap prevents.
@@ -114,25 +115,46 @@ pub fn configure(fixed: Option<usize>) {
 
 /// The most cores a workload's rounds have shown the host runs at once,
 /// beyond the boot's reading ([`show_by_rounds`]); 0: none has. Relaxed:
-/// a count read by the next plan and the poll slots, ordering nothing.
+/// written and read by the workload's task on one core ([`in_force`], the
+/// statistics), a count that orders nothing.
 static SHOWN_BY_ROUNDS: AtomicUsize = AtomicUsize::new(0);
 
 /// The parallelism in force: `parallelism=` if given; else the
 /// measurement, or more where a workload's rounds showed more
-/// ([`shown_by_rounds`]); else (before the measurement) every core.
+/// ([`shown_by_rounds`]); else (before the measurement) every core
+/// ([`in_force_of`]).
 pub fn in_force() -> usize {
-    if is_fixed() {
-        return known().unwrap_or_else(cores::count);
+    in_force_of(
+        FIXED.get().copied().flatten(),
+        measured().map(|m| m.cores_at_once),
+        SHOWN_BY_ROUNDS.load(Ordering::Relaxed),
+        cores::count(),
+    )
+}
+
+/// The parallelism in force from `parallelism=` (`fixed`), the boot's
+/// rounded reading (`measured`, `None` before it), the cores the rounds
+/// showed (`shown_by_rounds`, 0: none) and the core count: `fixed` as
+/// given; else the reading, or the rounds' count where more (at most the
+/// core count); else every core.
+pub fn in_force_of(
+    fixed: Option<usize>,
+    measured: Option<usize>,
+    shown_by_rounds: usize,
+    count: usize,
+) -> usize {
+    match (fixed, measured) {
+        (Some(fixed), _) => fixed,
+        (None, Some(measured)) => measured.max(shown_by_rounds.min(count)),
+        (None, None) => count,
     }
-    known().map_or_else(cores::count, |measured| {
-        measured.max(SHOWN_BY_ROUNDS.load(Ordering::Relaxed))
-    })
 }
 
 /// A workload's rounds ran faster on `cores` cores than on the
 /// parallelism in force (`round_trial::parallelism_shown`): from now on
-/// the parallelism in force is at least `cores` (the next plans, and the
-/// poll slots where `pollers=` did not fix them: the caller sets those).
+/// the parallelism in force is at least `cores` (the poll slots, where
+/// `pollers=` did not fix them, which the caller sets; a later workload's
+/// plan).
 /// Not the watches' waits ([`cores_per_host_core`]): those go by the boot
 /// reading, the longer wait, as a round on one more core shows that core
 /// ran, not that it always will. Returns the parallelism now in force.
@@ -147,11 +169,11 @@ pub fn shown_by_rounds() -> Option<usize> {
     Some(SHOWN_BY_ROUNDS.load(Ordering::Relaxed)).filter(|&cores| cores > 0)
 }
 
-/// Forgets what rounds have shown ([`show_by_rounds`]): for the in-kernel
-/// tests that show some, so that the tests after them plan from the boot
-/// reading as a boot does.
-pub fn forget_shown_by_rounds() {
-    SHOWN_BY_ROUNDS.store(0, Ordering::Relaxed);
+/// Puts back what rounds had shown (`None`: none) before an in-kernel
+/// test showed some ([`show_by_rounds`]), so that the tests after it plan
+/// from the figures the boot had.
+pub fn restore_shown_by_rounds(shown: Option<usize>) {
+    SHOWN_BY_ROUNDS.store(shown.unwrap_or(0), Ordering::Relaxed);
 }
 
 /// Whether `parallelism=` fixed the parallelism (the measurement is then

@@ -31,8 +31,9 @@ static SLOTS: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// once at boot, before any workload.
 static FIXED: AtomicBool = AtomicBool::new(false);
 
-/// Sets the number of slots (at boot, before any workload runs: none while
-/// the host is measured, then the limit).
+/// Sets the number of slots: at boot (none while the host is measured,
+/// then the limit), where a workload's rounds raised the parallelism in
+/// force ([`follow`]), and back where an in-kernel test raised it.
 pub fn set(slots: usize) {
     SLOTS.store(slots, Ordering::Relaxed);
 }
@@ -59,7 +60,7 @@ pub fn follow(at_once: usize) -> usize {
     slots()
 }
 
-/// The number of slots set at boot.
+/// The number of slots now.
 pub fn slots() -> usize {
     SLOTS.load(Ordering::Relaxed)
 }

@@ -233,11 +233,7 @@ static TRIALS_RUN: AtomicU64 = AtomicU64::new(0);
 /// ([`round_trial`](super::round_trial)): none when the plan cannot have
 /// split too little.
 pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> RoundTrial {
-    let measured_milli = (!super::host_parallelism::is_fixed())
-        .then(super::host_parallelism::measured)
-        .flatten()
-        .map(|m| m.measured_milli);
-    let reach = round_trial::reach(super::host_parallelism::in_force(), measured_milli);
+    let reach = trial_reach();
     let fixed = FIXED.get().copied().unwrap_or_default();
     let tried = round_trial::alternative(plan, max_chunks, cores::count(), reach, fixed);
     *LAST_TRIAL.lock() = None;
@@ -259,6 +255,17 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
         }
     }
     trial
+}
+
+/// How many cores at once a trial may reach ([`round_trial::reach`]), from
+/// the parallelism in force and the boot's reading (none where
+/// `parallelism=` fixed it).
+fn trial_reach() -> usize {
+    let measured_milli = (!super::host_parallelism::is_fixed())
+        .then(super::host_parallelism::measured)
+        .flatten()
+        .map(|m| m.measured_milli);
+    round_trial::reach(super::host_parallelism::in_force(), measured_milli)
 }
 
 /// A trial ended: the last plan's chunks become the ones it kept; where
@@ -298,22 +305,32 @@ pub struct RevisedParallelism {
     pub poll_slots: usize,
 }
 
-/// Where a trial kept more chunks than the host parallelism in force
-/// (`round_trial::parallelism_shown`), raises the parallelism in force
-/// and the poll slots to that count, and says so; `None`: nothing to
-/// revise.
+/// Where a trial kept more chunks than the host parallelism in force,
+/// within the reach (`round_trial::parallelism_shown`), raises the
+/// parallelism in force and the poll slots to that count; `None`: nothing
+/// to revise.
 pub fn revise_parallelism(outcome: TrialOutcome) -> Option<RevisedParallelism> {
     let before = super::host_parallelism::in_force();
-    let shown =
-        round_trial::parallelism_shown(outcome, before, super::host_parallelism::is_fixed())?;
-    let at_once = super::host_parallelism::show_by_rounds(shown);
-    let poll_slots = super::poll_slots::follow(at_once);
+    let shown = round_trial::parallelism_shown(
+        outcome,
+        before,
+        trial_reach(),
+        super::host_parallelism::is_fixed(),
+    )?;
+    let (at_once, poll_slots) = raise_parallelism(shown);
     Some(RevisedParallelism {
         before,
         shown,
         at_once,
         poll_slots,
     })
+}
+
+/// Raises the parallelism in force to `shown` cores, and the poll slots
+/// with it unless `pollers=` fixed them; returns both as they are now.
+pub fn raise_parallelism(shown: usize) -> (usize, usize) {
+    let at_once = super::host_parallelism::show_by_rounds(shown);
+    (at_once, super::poll_slots::follow(at_once))
 }
 
 /// The last trial's outcome, if one ran to its end.

@@ -98,16 +98,27 @@ pub fn alternative(
 
 /// The cores a finished trial showed the host runs at once, where that
 /// is more than the parallelism in force (`in_force`): the count it kept,
-/// when that is one more chunk than the plan's. A round split over one
-/// more core than the boot's reading, and faster for it in the median of
-/// its rounds, ran on that many cores at once: the reading was low (two
-/// host cores read 1.485 once, and the plan stayed on one core until the
-/// trial). `None` where the trial kept the plan, where the count kept is
-/// no more than the parallelism in force, and where `parallelism=` fixed
-/// it (`fixed`: what a boot parameter says is not revised).
-pub fn parallelism_shown(outcome: TrialOutcome, in_force: usize, fixed: bool) -> Option<usize> {
+/// when that is one more chunk than the plan's and within the reach
+/// ([`reach`]: where the reading left one more core open). A round split
+/// over one more core than the boot's rounded reading, and faster for it
+/// in the median of its rounds, ran on that many cores at once: the
+/// reading was low (two host cores read 1.485 once, and the plan stayed
+/// on one core until the trial). `None` where the trial kept the plan,
+/// where the count kept is no more than the parallelism in force, where
+/// it is beyond the reach (a `trial=always` trial: where the reading says
+/// the host runs fewer, the median of 8 rounds against 8 of two counts
+/// that take the same time is a coin, and on one host core at 32 vCPUs
+/// compute-heavy kept 2 chunks in 3 boots of 3, results.md), and where
+/// `parallelism=` fixed it (`fixed`: a boot parameter is not revised).
+pub fn parallelism_shown(
+    outcome: TrialOutcome,
+    in_force: usize,
+    reach: usize,
+    fixed: bool,
+) -> Option<usize> {
     let more_kept = outcome.kept > outcome.planned.0;
-    (more_kept && outcome.kept > in_force && !fixed).then_some(outcome.kept)
+    (more_kept && outcome.kept > in_force && outcome.kept <= reach && !fixed)
+        .then_some(outcome.kept)
 }
 
 /// What a finished trial measured and kept.

@@ -91,7 +91,7 @@ fn values_and_default(key: Key) -> (String, String) {
                 PARALLELISM_RANGE.start(),
                 PARALLELISM_RANGE.end()
             ),
-            "measured at boot".into(),
+            "measured at boot, raised by a round trial".into(),
         ),
         Key::Chunks => (
             format!("{}..={}", CHUNKS_RANGE.start(), CHUNKS_RANGE.end()),

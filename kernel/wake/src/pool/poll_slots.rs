@@ -10,8 +10,9 @@
 //! How long a worker polls is its adaptive backoff's: a poll that catches
 //! nothing teaches it to stop, so an idle pool keeps no thread polling.
 //! The kernel caps its polling vCPUs at the host's parallelism it
-//! measured at boot (`kernel/src/sched/poll_slots.rs`): a vCPU cannot
-//! yield its host core to another.
+//! measured at boot, raised where a round trial showed more
+//! (`kernel/src/sched/poll_slots.rs`): a vCPU cannot yield its host core
+//! to another.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
