@@ -46,8 +46,9 @@
 //! chunk more than the parallelism in force, where the reading left that
 //! core open, ran its rounds faster on that many cores, and from then on
 //! that many are in force ([`show_by_rounds`]): as many idle cores may
-//! poll between the workload's rounds, and a later workload's plan splits
-//! over them. Not downwards: a host that takes cores away is seen in
+//! poll between the workload's rounds (the running plan already splits
+//! over the count kept; a boot runs one workload, so no later plan reads
+//! it today). Not downwards: a host that takes cores away is seen in
 //! the rounds' times only by trying fewer chunks, which costs a compute-
 //! heavy round half its cores for every round tried, while a split over
 //! more cores than run at once is what the plan's cap prevents.
@@ -152,9 +153,9 @@ pub fn in_force_of(
 
 /// A workload's rounds ran faster on `cores` cores than on the
 /// parallelism in force (`round_trial::parallelism_shown`): from now on
-/// the parallelism in force is at least `cores` (the poll slots, where
-/// `pollers=` did not fix them, which the caller sets; a later workload's
-/// plan).
+/// the parallelism in force is at least `cores` (for the poll slots,
+/// where `pollers=` did not fix them, which the caller sets, and for any
+/// plan made after it).
 /// Not the watches' waits ([`cores_per_host_core`]): those go by the boot
 /// reading, the longer wait, as a round on one more core shows that core
 /// ran, not that it always will. Returns the parallelism now in force.
