@@ -3,9 +3,10 @@
 //! copy, built and run under one timeout, and classified. `jobs` mutants
 //! at a time, each job with its own target directory under the run's
 //! (cargo locks a target directory for a whole build, so jobs sharing one
-//! would build one at a time; in its own, a job's dependencies build once
-//! and each copy's fresh modification times make cargo rebuild the crate;
-//! a build cargo reports as fresh, a reused one, is refused).
+//! would build one at a time; the dependencies are built once, in job 0,
+//! and copied into the others' before the mutants start, and each copy's
+//! fresh modification times make cargo rebuild the crate; a build cargo
+//! reports as fresh, a reused one, is refused).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
@@ -35,7 +36,8 @@ pub const DEFAULT_TIMEOUT_S: u64 = 600;
 #[derive(Debug, Clone)]
 pub struct Options {
     /// One mutant's build and model run together (and each baseline
-    /// step) must end within this.
+    /// step, and the warm-up build) must end within this; a model run
+    /// again to its end gets the time its first run took on top.
     pub timeout: Duration,
     /// The run's target directory: job K builds in `job-K` under it.
     pub target_dir: PathBuf,
@@ -176,24 +178,27 @@ pub fn run(chosen: &[&Mutant], options: &Options) -> Result<Summary> {
 /// finds them fresh) into every other job's that does not exist yet.
 /// Without it each job built loom and its dependencies itself, all jobs
 /// at once on the host's cores: 45 s of each job's first mutant in
-/// `cargo xtask test` on 2 host cores. A build that fails here is left to
-/// the mutants' own builds to report.
+/// `cargo xtask test` on 2 host cores. A warm-up build or a copy that
+/// fails is said and left behind: the jobs then build their own, as
+/// before. A job's directory that exists is kept as it is (its first
+/// mutant's build brings it up to date). Each copy is made under another
+/// name and renamed when whole, so that an interrupted copy never passes
+/// for a job's directory.
 fn warm_job_target_dirs(models: &BTreeSet<Model>, options: &Options, jobs: usize) -> Result<()> {
     let first = options.job_target_dir(0);
     if jobs < 2 || (1..jobs).all(|job| options.job_target_dir(job).exists()) {
         return Ok(());
     }
     if !options.baseline {
+        println!("warm-up: building the models' dependencies once, for {jobs} jobs");
         let scratch = Scratch::new("warm-up").map_err(scratch_error)?;
         let tests: BTreeSet<&str> = models.iter().map(|model| model.test).collect();
-        if build(
-            scratch.path(),
-            &tests,
-            Instant::now() + options.timeout,
-            &first,
-        )?
-        .is_err()
-        {
+        let deadline = Instant::now() + options.timeout;
+        if let Err(failed) = build(scratch.path(), &tests, deadline, &first)? {
+            println!(
+                "warm-up: the unmutated build {}: each job builds its own",
+                failed.status.as_str()
+            );
             return Ok(());
         }
     }
@@ -202,18 +207,23 @@ fn warm_job_target_dirs(models: &BTreeSet<Model>, options: &Options, jobs: usize
         if dir.exists() {
             continue;
         }
-        let status = Command::new("cp")
+        let partial = dir.with_extension("partial");
+        // A leftover of an interrupted run: never renamed, so never used.
+        let _ = std::fs::remove_dir_all(&partial);
+        let copied = Command::new("cp")
             .arg("-a")
             .arg(&first)
-            .arg(&dir)
+            .arg(&partial)
             .status()
-            .map_err(|err| XtaskError::failed(format!("cp -a {}: {err}", first.display())))?;
-        if !status.success() {
-            return Err(XtaskError::failed(format!(
-                "cp -a {} {} failed: {status}",
+            .is_ok_and(|status| status.success())
+            && std::fs::rename(&partial, &dir).is_ok();
+        if !copied {
+            let _ = std::fs::remove_dir_all(&partial);
+            println!(
+                "warm-up: could not copy {} to {}: that job builds its own",
                 first.display(),
                 dir.display()
-            )));
+            );
         }
     }
     Ok(())
@@ -271,10 +281,25 @@ fn run_mutant(mutant: &Mutant, options: &Options, target_dir: &Path) -> Result<v
     // most of it in tests that pass after one had already killed them. A
     // first failure that is not the mutant's assertion (loom's branch
     // limit, another check) is not yet a verdict: the model runs again to
-    // its end, as it did before, and that run is classified.
+    // its end, as it did before, and that run is classified. The rerun
+    // repeats the first run's tests (loom's exploration and the tests'
+    // order are the same each time), so its deadline is moved on by the
+    // first run's time: the model has the budget it had before. A rerun
+    // that outlives it leaves the first run's verdict.
+    let first_started = Instant::now();
     let mut run = run_model(executable, &mutant.model, scratch.path(), deadline, true)?;
     if verdict::classify(mutant, &run).verdict == Verdict::WrongFailure {
-        run = run_model(executable, &mutant.model, scratch.path(), deadline, false)?;
+        let rerun_deadline = deadline + first_started.elapsed();
+        let rerun = run_model(
+            executable,
+            &mutant.model,
+            scratch.path(),
+            rerun_deadline,
+            false,
+        )?;
+        if rerun.status != Status::TimedOut {
+            run = rerun;
+        }
     }
     run.seconds = started.elapsed().as_secs_f64();
     Ok(verdict::classify(mutant, &run))
@@ -284,7 +309,7 @@ fn run_mutant(mutant: &Mutant, options: &Options, target_dir: &Path) -> Result<v
 type Executables = BTreeMap<String, PathBuf>;
 
 /// Builds the loom test binaries `tests` in `crate_dir` (release,
-/// `--cfg loom`, offline, the shared target directory) before `deadline`.
+/// `--cfg loom`, offline, the job's target directory) before `deadline`.
 /// `Err` is the failed or timed-out build as a model run.
 fn build(
     crate_dir: &Path,
