@@ -191,10 +191,7 @@ fn warm_job_target_dirs(models: &BTreeSet<Model>, options: &Options, jobs: usize
     }
     if !options.baseline {
         println!("warm-up: building the models' dependencies once, for {jobs} jobs");
-        let scratch = Scratch::new("warm-up").map_err(scratch_error)?;
-        let tests: BTreeSet<&str> = models.iter().map(|model| model.test).collect();
-        let deadline = Instant::now() + options.timeout;
-        if let Err(failed) = build(scratch.path(), &tests, deadline, &first)? {
+        if let (_, Err(failed)) = build_unmutated("warm-up", models, options)? {
             println!(
                 "warm-up: the unmutated build {}: each job builds its own",
                 failed.status.as_str()
@@ -232,15 +229,7 @@ fn warm_job_target_dirs(models: &BTreeSet<Model>, options: &Options, jobs: usize
 /// Builds every model's test binary in one unmutated copy and runs each;
 /// returns a `BASELINE FAILED` line per model that did not pass.
 fn baseline(models: &BTreeSet<Model>, options: &Options) -> Result<Vec<String>> {
-    let scratch = Scratch::new("baseline").map_err(scratch_error)?;
-    let tests: BTreeSet<&str> = models.iter().map(|model| model.test).collect();
-    let started = Instant::now();
-    let built = build(
-        scratch.path(),
-        &tests,
-        started + options.timeout,
-        &options.job_target_dir(0),
-    )?;
+    let (scratch, built) = build_unmutated("baseline", models, options)?;
     let mut failures = Vec::new();
     for model in models {
         let run = match &built {
@@ -259,6 +248,21 @@ fn baseline(models: &BTreeSet<Model>, options: &Options) -> Result<Vec<String>> 
         }
     }
     Ok(failures)
+}
+
+/// Builds every model's test binary in an unmutated copy (named for
+/// `label`) in job 0's target directory, within the timeout; returns the
+/// copy (the models run in it) and what the build made.
+fn build_unmutated(
+    label: &str,
+    models: &BTreeSet<Model>,
+    options: &Options,
+) -> Result<(Scratch, std::result::Result<Executables, ModelRun>)> {
+    let scratch = Scratch::new(label).map_err(scratch_error)?;
+    let tests: BTreeSet<&str> = models.iter().map(|model| model.test).collect();
+    let deadline = Instant::now() + options.timeout;
+    let built = build(scratch.path(), &tests, deadline, &options.job_target_dir(0))?;
+    Ok((scratch, built))
 }
 
 /// Applies `mutant` to a fresh copy, builds and runs its model within the
