@@ -159,11 +159,13 @@ fn measure_host(params: &BootParams) {
         },
     );
     println!(
-        "host: {} of {} cores run at once (measured {}.{:03} in {windows}{}), {pollers} may poll; {rounds}",
+        "host: {} of {} cores run at once (measured {}.{:03}, {}.{:03} seen at once, in {windows}{}), {pollers} may poll; {rounds}",
         at_once,
         host.cores,
         host.measured_milli / 1000,
         host.measured_milli % 1000,
+        host.seen_milli / 1000,
+        host.seen_milli % 1000,
         if params.parallelism.is_some() {
             ", overridden by parallelism="
         } else {

@@ -165,8 +165,8 @@ fn the_round_trial_runs_end_to_end_and_keeps_one_of_its_two_counts() {
 /// The host parallelism in force agrees with what the boot measured and
 /// the rounds showed (`round_trial::parallelism_shown`), in a boot of
 /// [`LAPLACE_VCPUS`] without `parallelism=`: a trial that kept one chunk
-/// more than the rounded reading, where the reading left that core open
-/// (0.3 above the whole core, `round_trial::reach`), raised it to that
+/// more than the rounded reading, where the boot's window saw that many
+/// cores at once (`round_trial::reach`), raised it to that
 /// count and said so (`host: the rounds ran faster on N cores`);
 /// otherwise it is the reading rounded.
 fn assert_revision_agrees(outcome: &RunOutcome, host: &HostStats) {
@@ -178,9 +178,10 @@ fn assert_revision_agrees(outcome: &RunOutcome, host: &HostStats) {
     let shown = host.parallelism_shown_by_rounds;
     let milli = host.measured_parallelism_milli;
     let rounded = ((milli + 500) / 1000).clamp(1, u64::from(LAPLACE_VCPUS));
-    // The kernel's reach: the reading rounded up from 0.3 above a whole
-    // core (`round_trial::REACH_MARGIN_MILLI`).
-    let reach = rounded.max((milli + 700) / 1000);
+    // The kernel's reach: the cores the window saw at once, rounded
+    // (`host_parallelism::cores_seen`).
+    let seen = ((host.parallelism_seen_milli + 500) / 1000).clamp(1, u64::from(LAPLACE_VCPUS));
+    let reach = rounded.max(seen);
     if shown == 0 {
         assert!(
             lines.is_empty() && host.parallelism == rounded,

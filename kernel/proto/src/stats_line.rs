@@ -131,9 +131,15 @@ pub struct HostStats {
     /// Cores the host ran at once while all of them spun, measured, in
     /// thousandths.
     pub measured_parallelism_milli: u64,
+    /// The cores seen running at once in the window, in thousandths: the
+    /// mean over every chunk a core ran of that core and the cores that
+    /// finished one or two chunks beside it
+    /// (`sched::host_parallelism::counted_chunk`). A round trial may reach
+    /// as many cores as it rounds to.
+    pub parallelism_seen_milli: u64,
     /// What the first of two windows read, in thousandths, when the first
-    /// read too few cores and a second ran (the kept reading is the
-    /// higher); 0: one window.
+    /// saw no second core at once and a second ran (the kept readings are
+    /// the higher); 0: one window.
     pub first_window_parallelism_milli: u64,
     /// The parallelism in force (the measurement rounded, or more where
     /// the rounds showed more, or `parallelism=`).
@@ -202,12 +208,13 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 19] {
+    fn numbers(&self) -> [(&'static str, u64); 20] {
         [
             (
                 "measured_parallelism_milli",
                 self.measured_parallelism_milli,
             ),
+            ("parallelism_seen_milli", self.parallelism_seen_milli),
             (
                 "first_window_parallelism_milli",
                 self.first_window_parallelism_milli,
@@ -357,6 +364,7 @@ mod tests {
             .collect(),
             host: HostStats {
                 measured_parallelism_milli: 1485,
+                parallelism_seen_milli: 1_912,
                 first_window_parallelism_milli: 938,
                 parallelism: 2,
                 parallelism_shown_by_rounds: 2,

@@ -9,8 +9,8 @@ use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{
-    self, SECOND_WINDOW_BELOW_MILLI, SOLO_RUN_CHUNKS, estimate_milli, in_force_of, kept_milli,
-    wants_second_window,
+    self, SOLO_RUN_CHUNKS, cores_seen, counted_chunk, estimate_milli, in_force_of, kept_milli,
+    seen_milli, wants_second_window,
 };
 use crate::sched::poll_slots;
 use crate::sched::round_plan::{
@@ -26,6 +26,7 @@ use crate::smp::cores;
 use crate::smp::remote_call;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 pub const CHOICES: TestCase = TestCase {
     name: "sched::round_plan_choices",
@@ -60,6 +61,11 @@ pub const RAISED_BY_ROUNDS: TestCase = TestCase {
 pub const SECOND_WINDOW: TestCase = TestCase {
     name: "sched::host_estimate_measures_a_low_reading_twice_and_keeps_the_higher",
     run: second_window_for_a_low_reading,
+};
+
+pub const SEEN_BESIDE: TestCase = TestCase {
+    name: "sched::host_estimate_sees_the_cores_that_ran_beside_each_chunk",
+    run: seen_beside,
 };
 
 pub const ESTIMATE_FASTER_SOLO: TestCase = TestCase {
@@ -167,14 +173,14 @@ fn raised_by_rounds() -> TestResult {
         "a trial that kept the plan revised the parallelism: {unrevised:?}"
     );
     // One more than in force, where the reading leaves it open: the
-    // reading's reach, as the trial's.
-    let measured_milli = host_parallelism::measured().map(|m| m.measured_milli);
-    let within_reach = reach(before, measured_milli) > before;
+    // window's reach, as the trial's.
+    let seen = host_parallelism::measured().map(|m| cores_seen(m.seen_milli, m.cores));
+    let within_reach = reach(before, seen) > before;
     let revised = revise_parallelism(outcome_keeping(before, before + 1));
     if !within_reach {
         ensure!(
             revised.is_none() && host_parallelism::in_force() == before,
-            "{before} in force, reading {measured_milli:?}: a count beyond the reach revised it: {revised:?}"
+            "{before} in force, {seen:?} seen at once: a count beyond the reach revised it: {revised:?}"
         );
         // The revision itself, as a trial within the reach makes it.
         raise_parallelism(before + 1);
@@ -396,31 +402,76 @@ fn estimate_faster_solo() -> TestResult {
     Ok(())
 }
 
-/// A first window that read too few cores for any split is measured
-/// again, the higher reading kept; a reading from which a trial can
-/// reach a second core, or a single core, is not (from given readings).
+/// A first window that saw no second core at once is measured again,
+/// the higher reading kept; a window that saw a second core, or a single
+/// core, is not (from given readings).
 fn second_window_for_a_low_reading() -> TestResult {
-    // 64 vCPUs on 2 host cores, one boot's first window: 0.938.
-    ensure!(
-        wants_second_window(938, 64),
-        "0.938 on 64 cores: no second window"
-    );
-    ensure!(
-        wants_second_window(SECOND_WINDOW_BELOW_MILLI - 1, 2),
-        "just below the trial's reach: no second window"
-    );
-    ensure!(
-        !wants_second_window(SECOND_WINDOW_BELOW_MILLI, 2),
-        "the trial's reach: a second window"
-    );
-    ensure!(!wants_second_window(1983, 64), "1.983: a second window");
-    ensure!(!wants_second_window(700, 1), "1 core: a second window");
+    for (seen_milli, cores, expected) in [
+        // One host core's windows saw 1.000-1.012.
+        (1_000, 64, true),
+        (1_012, 2, true),
+        (1_499, 2, true),
+        // Half the chunks saw a second core: it rounds to two.
+        (1_500, 2, false),
+        (1_909, 64, false),
+        (700, 1, false),
+    ] {
+        let got = wants_second_window(seen_milli, cores);
+        ensure!(
+            got == expected,
+            "{seen_milli} seen on {cores} cores: second window {got}, not {expected}"
+        );
+    }
     let kept = kept_milli(938, Some(1953));
     ensure!(kept == 1953, "0.938 then 1.953: kept {kept}");
     let kept = kept_milli(1200, Some(900));
     ensure!(kept == 1200, "1.200 then 0.900: kept {kept}");
     let kept = kept_milli(1983, None);
     ensure!(kept == 1983, "one window of 1.983: kept {kept}");
+    Ok(())
+}
+
+/// The window's look at the other cores (`counted_chunk`), from given
+/// counts: a core that finished one or two chunks since the last look
+/// ran beside this one; none, or a time slice's worth, did not; this
+/// core's own count is published and not counted. And the cores seen
+/// from the looks: the mean rounded, within the cores.
+fn seen_beside() -> TestResult {
+    let progress: Vec<AtomicU64> = [5, 10, 20, 30, 40, 50]
+        .into_iter()
+        .map(AtomicU64::new)
+        .collect();
+    // Core 0's last look: core 1 has since finished 1 chunk, core 2 two,
+    // core 3 three, core 4 none, core 5 forty.
+    let mut last = [5, 9, 18, 27, 40, 10];
+    let beside = counted_chunk(0, 6, &progress, &mut last);
+    ensure!(
+        beside == 2,
+        "1, 2, 3, 0 and 40 chunks finished since: {beside} beside, not 2 (cores 1 and 2)"
+    );
+    let published = progress[0].load(Ordering::Relaxed);
+    ensure!(published == 6, "core 0's count published as {published}");
+    ensure!(
+        last == [6, 10, 20, 30, 40, 50],
+        "the look's counts kept for the next: {last:?}"
+    );
+    // Nothing has moved since: nobody beside.
+    let again = counted_chunk(0, 6, &progress, &mut last);
+    ensure!(again == 0, "no count moved: {again} beside");
+    for (looks, beside, cores, expected_milli, expected_cores) in [
+        (1000, 0, 4, 1000, 1),
+        (1000, 12, 256, 1012, 1),
+        (1000, 909, 32, 1909, 2),
+        (1000, 1136, 256, 2136, 2),
+        (1000, 3000, 2, 4000, 2),
+    ] {
+        let milli = seen_milli(looks, beside);
+        let seen = cores_seen(milli, cores);
+        ensure!(
+            (milli, seen) == (expected_milli, expected_cores),
+            "{beside} beside in {looks} looks on {cores} cores: {milli} ({seen} cores), not {expected_milli} ({expected_cores})"
+        );
+    }
     Ok(())
 }
 
@@ -513,23 +564,22 @@ fn choices() -> TestResult {
 /// (`sched::round_trial`): which count it tries, in which order, and what
 /// it keeps.
 fn trial() -> TestResult {
-    // How far it reaches: a reading 0.3 above a whole core reaches one
-    // core more (two host cores read 1.485 once); one host core's
-    // readings (at most 1.00) do not; `parallelism=` (no reading) holds.
-    for (in_force, milli, expected) in [
-        (1, Some(990), 1),
-        (1, Some(1_299), 1),
-        (1, Some(1_300), 2),
-        (1, Some(1_485), 2),
-        (2, Some(1_950), 2),
-        (2, Some(2_010), 2),
+    // How far it reaches: the cores the boot's window saw at once, where
+    // more than in force (two host cores whose count read 1.485 once, one
+    // core in force, saw two); `parallelism=` (nothing seen) holds.
+    for (in_force, seen, expected) in [
+        (1, Some(1), 1),
+        (1, Some(2), 2),
+        (2, Some(2), 2),
+        (2, Some(1), 2),
+        (2, Some(3), 3),
         (1, None, 1),
         (2, None, 2),
     ] {
-        let got = reach(in_force, milli);
+        let got = reach(in_force, seen);
         ensure!(
             got == expected,
-            "reach({in_force}, {milli:?}) = {got}, not {expected}"
+            "reach({in_force}, {seen:?}) = {got}, not {expected}"
         );
     }
     // What it tries: one more chunk for a stealing plan, within the reach,

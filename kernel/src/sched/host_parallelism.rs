@@ -36,15 +36,28 @@
 //! cores. Here one core reads the clock during the window, so nobody waits
 //! for that lock; the other cores read only the flag, a plain load.
 //!
-//! A window that reads below [`SECOND_WINDOW_BELOW_MILLI`] (too few cores
-//! for a workload ever to split its rounds) is run again, and the higher
-//! reading kept: a host's neighbours can take a core for the 40 ms of one
-//! window.
+//! The same window also sees which cores run at once, directly: after
+//! each chunk a core publishes its count and reads every other core's
+//! ([`counted_chunk`]). A core the host runs beside it has finished one
+//! chunk since its last look, or two ([`BESIDE_MAX_CHUNKS`]); a core that
+//! ran while it was descheduled has finished a time slice's worth, and one
+//! not run none. The mean over every chunk run of the cores so seen (its
+//! own included) is [`HostParallelism::seen_milli`]: 1.000-1.012 on one
+//! host core and 1.909-2.136 on two, at 2 to 256 vCPUs, where the chunk
+//! count reads 0.96-0.99 and 1.77-1.95 (the count loses what switching
+//! vCPUs costs; the look does not, and needs no price of a chunk). The
+//! count prices the rounds' split (it is what the host gives, at the rate
+//! it gives it); the cores seen say which cores a round trial may try
+//! (`round_trial::reach`): a neighbour that takes part of a host core
+//! lowers the count (1.485 on two host cores once) but not the cores seen
+//! while both run. A window that saw no second core is run again, and the
+//! higher readings kept ([`wants_second_window`]): a host's neighbour can
+//! take a core for the 40 ms of one window.
 //!
 //! The reading is revised as the kernel runs, upwards only, by the
 //! workloads' own rounds: a round trial (`round_trial`) that kept one
-//! chunk more than the parallelism in force, where the reading left that
-//! core open, ran its rounds faster on that many cores, and from then on
+//! chunk more than the parallelism in force, where the window saw that
+//! many cores at once, ran its rounds faster on that many cores, and from then on
 //! that many are in force ([`show_by_rounds`]): as many idle cores may
 //! poll between the workload's rounds (the running plan already splits
 //! over the count kept; a boot runs one workload, so no later plan reads
@@ -89,6 +102,11 @@ pub struct HostParallelism {
     /// Cores the host ran at once, in thousandths (the sum of the cores'
     /// running fractions).
     pub measured_milli: u64,
+    /// The cores seen running at once, in thousandths: the mean, over
+    /// every chunk a core ran in the window, of that core and the cores
+    /// that finished one or two chunks beside it ([`counted_chunk`]); the
+    /// higher of two windows' where two ran.
+    pub seen_milli: u64,
     /// What the first window read, in thousandths, when a second window
     /// ran ([`wants_second_window`]); `None`: one window.
     pub first_window_milli: Option<u64>,
@@ -220,7 +238,8 @@ pub fn measure() -> HostParallelism {
     let count = cores::count();
     let first_window = count_window(count);
     let first = first_window.milli(first_window.solo_run_ticks);
-    let (first, second) = if wants_second_window(first, count) {
+    let first_seen = first_window.seen_milli();
+    let (first, second, seen) = if wants_second_window(first_seen, count) {
         let second_window = count_window(count);
         // Both windows priced at the fastest of the four solo timings:
         // each window's own fastest would let a second window whose solo
@@ -228,14 +247,19 @@ pub fn measure() -> HostParallelism {
         let solo = first_window
             .solo_run_ticks
             .min(second_window.solo_run_ticks);
-        (first_window.milli(solo), Some(second_window.milli(solo)))
+        (
+            first_window.milli(solo),
+            Some(second_window.milli(solo)),
+            first_seen.max(second_window.seen_milli()),
+        )
     } else {
-        (first, None)
+        (first, None, first_seen)
     };
     let measured_milli = kept_milli(first, second);
     let cores_at_once = (((measured_milli + 500) / 1000) as usize).clamp(1, count);
     let result = HostParallelism {
         measured_milli,
+        seen_milli: seen,
         first_window_milli: second.map(|_| first),
         cores_at_once,
         cores: count,
@@ -243,22 +267,28 @@ pub fn measure() -> HostParallelism {
     *MEASURED.call_once(|| result)
 }
 
-/// A first window that read below this many thousandths of a core is
-/// measured again: below it the round trial cannot reach a second core
-/// (`round_trial::reach`), so a reading the host's neighbours pushed down
-/// would keep every round of the workload on one core. At 64 vCPUs on 2
-/// host cores, one boot of 20 read 0.938 (the others 1.929-1.985) and ran
-/// sync-heavy Laplace on one core, 95 ms against 59-79.
-pub const SECOND_WINDOW_BELOW_MILLI: u64 = 1000 + super::round_trial::REACH_MARGIN_MILLI;
+/// The whole cores seen running at once, from the cores seen at once in
+/// thousandths (`seen_milli`, [`HostParallelism::seen_milli`]): rounded
+/// to the nearest, at least 1 and at most `cores`. One host core's
+/// windows saw 1.000-1.012 at 2 to 256 vCPUs, two host cores' 1.909-2.136
+/// (results.md).
+pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
+    usize::try_from(seen_milli.saturating_add(500) / 1000)
+        .unwrap_or(usize::MAX)
+        .clamp(1, cores.max(1))
+}
 
-/// Whether a first window that read `first_milli` on `cores` cores is
-/// measured again: below [`SECOND_WINDOW_BELOW_MILLI`], where there is a
-/// second core to find. On a host that really runs one core at a time
-/// every window reads at most 1.00, so every boot there with more than
-/// one core measures twice (one more window at boot: 40 ms, and longer
-/// with many vCPUs, as the window ends when every vCPU has seen it end).
-pub fn wants_second_window(first_milli: u64, cores: usize) -> bool {
-    cores > 1 && first_milli < SECOND_WINDOW_BELOW_MILLI
+/// Whether a first window that saw `seen_milli` thousandths of a core at
+/// once ([`HostParallelism::seen_milli`]) on `cores` cores is measured
+/// again: where it saw no second core ([`cores_seen`]), so that no round
+/// trial could reach one (`round_trial::reach`), and a host's neighbour
+/// that took a host core for the 40 ms of one window would keep every
+/// round of the workload on one core. On a host that really runs one
+/// core at a time every boot with more than one core measures twice (one
+/// more window at boot: 40 ms, and longer with many vCPUs, as the window
+/// ends when every vCPU has seen it end).
+pub fn wants_second_window(seen_milli: u64, cores: usize) -> bool {
+    cores > 1 && cores_seen(seen_milli, cores) <= 1
 }
 
 /// The reading kept of the first window's and the second's (if one ran):
@@ -274,8 +304,11 @@ pub fn kept_milli(first_milli: u64, second_milli: Option<u64>) -> u64 {
 /// What one window counted.
 #[derive(Debug, Clone, Copy)]
 struct WindowCount {
-    /// Chunks every core did in the window.
+    /// Chunks every core did in the window (one look each).
     chunks: u64,
+    /// The cores every core's looks saw beside it, in all
+    /// ([`counted_chunk`]).
+    cores_beside: u64,
     /// The window's real length, ticks (the timekeeper's).
     window_ticks: u64,
     /// The faster of the solo runs timed before and after it, ticks.
@@ -288,6 +321,11 @@ impl WindowCount {
     fn milli(self, solo_run_ticks: u64) -> u64 {
         estimate_milli(self.chunks, [solo_run_ticks; 2], self.window_ticks)
     }
+
+    /// The cores its looks saw at once, in thousandths ([`seen_milli`]).
+    fn seen_milli(self) -> u64 {
+        seen_milli(self.chunks, self.cores_beside)
+    }
 }
 
 /// One measurement: the solo rate, a window of [`WINDOW_US`] on every
@@ -295,26 +333,42 @@ impl WindowCount {
 fn count_window(count: usize) -> WindowCount {
     // Ticks SOLO_RUN_CHUNKS chunks take a core the host runs (at least 1),
     // before the window and again after it (see `estimate_milli`).
-    let run_ticks_before = solo_run_ticks();
+    let run_ticks_before = solo_run_ticks(count);
     let arrived = Arc::new(AtomicUsize::new(0));
     let phase = Arc::new(AtomicU8::new(WAITING));
-    let chunks: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
+    // Each core's chunks so far, published after each chunk and read by
+    // every other core's looks (`counted_chunk`).
+    let progress: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
+    // Each core's looks and the cores its looks saw beside it.
+    let seen: Arc<Vec<[AtomicU64; 2]>> = Arc::new(
+        (0..count)
+            .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+            .collect(),
+    );
     let window = tsc::us_to_ticks(WINDOW_US);
     // The window's real length, ticks (the timekeeper's).
     let elapsed = Arc::new(AtomicU64::new(0));
     let job = {
-        let (arrived, phase, chunks, elapsed) = (
+        let (arrived, phase, progress, seen, elapsed) = (
             arrived.clone(),
             phase.clone(),
-            chunks.clone(),
+            progress.clone(),
+            seen.clone(),
             elapsed.clone(),
         );
         Arc::new(move |core: usize| {
             // Relaxed throughout: the counts are joined by `run_everywhere`
             // (each job's end happens before the join returns), and the
-            // phase carries no data, only when to count.
+            // phase carries no data, only when to count. A look's loads
+            // of the other cores' counts need no order either: each
+            // count only grows (one writer), and a load sees one of its
+            // values, no older than the last this core loaded (coherence
+            // of one location), which is all a look compares.
+            let mut last: Vec<u64> = alloc::vec![0; count];
+            let mut done = 0;
+            let mut beside = 0;
             let timekeeper = arrived.fetch_add(1, Ordering::Relaxed) + 1 == count;
-            let done = if timekeeper {
+            if timekeeper {
                 // The window is what the others counted in: from before
                 // the flag opens it to after the flag closes it (a
                 // timekeeper descheduled in between makes it longer,
@@ -324,43 +378,94 @@ fn count_window(count: usize) -> WindowCount {
                 // after `end`, so its real length is what counts.
                 let begin = tsc::now();
                 phase.store(COUNTING, Ordering::Relaxed);
+                note_progress(&progress, &mut last);
                 let end = begin + window;
-                let mut done = 0;
                 loop {
-                    chunk();
                     done += 1;
+                    beside += counted_chunk(core, done, &progress, &mut last);
                     if tsc::now() >= end {
                         break;
                     }
                 }
                 phase.store(STOPPED, Ordering::Relaxed);
                 elapsed.store(tsc::now() - begin, Ordering::Relaxed);
-                done
             } else {
                 while phase.load(Ordering::Relaxed) == WAITING {
                     core::hint::spin_loop();
                 }
-                let mut done = 0;
+                note_progress(&progress, &mut last);
                 while phase.load(Ordering::Relaxed) == COUNTING {
-                    chunk();
                     done += 1;
+                    beside += counted_chunk(core, done, &progress, &mut last);
                 }
-                done
-            };
-            chunks[core].store(done, Ordering::Relaxed);
+            }
+            seen[core][0].store(done, Ordering::Relaxed);
+            seen[core][1].store(beside, Ordering::Relaxed);
             Ok(())
         })
     };
     if let Err(why) = remote_call::run_everywhere(job) {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
-    let run_ticks_after = solo_run_ticks();
-    let total: u64 = chunks.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+    let run_ticks_after = solo_run_ticks(count);
+    let total = |i: usize| -> u64 { seen.iter().map(|c| c[i].load(Ordering::Relaxed)).sum() };
     WindowCount {
-        chunks: total,
+        chunks: total(0),
+        cores_beside: total(1),
         window_ticks: elapsed.load(Ordering::Relaxed),
         solo_run_ticks: run_ticks_before.min(run_ticks_after),
     }
+}
+
+/// Chunks another core may finish between two of a core's looks and still
+/// have run beside it. A core the host runs beside this one runs the same
+/// chunks at the same rate: one in this core's one, two where their
+/// chunks' ends fall apart. A core that ran while this one was
+/// descheduled ran for a host time slice (0.75 ms and up under Linux),
+/// tens of chunks, and a core not run at all none.
+pub const BESIDE_MAX_CHUNKS: u64 = 2;
+
+/// The cores seen at once, in thousandths ([`HostParallelism::seen_milli`]),
+/// from the looks every core took in the window (`looks`, one a chunk)
+/// and the cores they saw beside them in all (`cores_beside`): each look
+/// counts its own core and those beside it; the mean over the looks.
+pub fn seen_milli(looks: u64, cores_beside: u64) -> u64 {
+    1000 + cores_beside.saturating_mul(1000) / looks.max(1)
+}
+
+/// Loads every core's count into `last`, the looks' starting point.
+fn note_progress(progress: &[AtomicU64], last: &mut [u64]) {
+    for (count, seen) in progress.iter().zip(last.iter_mut()) {
+        *seen = count.load(Ordering::Relaxed);
+    }
+}
+
+/// One counted chunk of core `core`, its `done`th: the chunk, its count
+/// published in `progress`, and a look at the other cores' counts against
+/// what this core's previous look saw (`last`, updated); returns how many
+/// finished between 1 and [`BESIDE_MAX_CHUNKS`] chunks since, that is ran
+/// beside this core's chunk.
+///
+/// The solo runs run it too (against counts nobody moves), so that the
+/// chunk rate they time is the window's, look included. Never inlined,
+/// and aligned to 256 bytes, the power of two above its size, for the
+/// reason [`chunk`] is (the suite checks the release build's page,
+/// `qemu-tests/tests/hot_loop_pages.rs`).
+#[rustc_align(256)]
+#[inline(never)]
+pub fn counted_chunk(core: usize, done: u64, progress: &[AtomicU64], last: &mut [u64]) -> u64 {
+    chunk();
+    progress[core].store(done, Ordering::Relaxed);
+    let mut beside = 0;
+    for (other, (count, seen)) in progress.iter().zip(last.iter_mut()).enumerate() {
+        let now = count.load(Ordering::Relaxed);
+        let finished = now.saturating_sub(*seen);
+        *seen = now;
+        if other != core && (1..=BESIDE_MAX_CHUNKS).contains(&finished) {
+            beside += 1;
+        }
+    }
+    beside
 }
 
 /// Cores the host ran at once, in thousandths: the chunks every core did
@@ -396,13 +501,19 @@ const STOPPED: u8 = 2;
 /// nothing else waits for the clock either). The median, not the fastest:
 /// the fastest of 16 is a lucky run, and against it one vCPU alone read
 /// 0.83-0.96 cores; a run the host interrupted is slower, and the median
-/// ignores up to half of them.
-fn solo_run_ticks() -> u64 {
+/// ignores up to half of them. Each chunk is a window's counted chunk,
+/// with its look at `count` cores' counts ([`counted_chunk`]).
+fn solo_run_ticks(count: usize) -> u64 {
+    let me = crate::arch::percpu::current_index();
+    let progress: Vec<AtomicU64> = (0..count).map(|_| AtomicU64::new(0)).collect();
+    let mut last: Vec<u64> = alloc::vec![0; count];
+    let mut done = 0;
     let mut runs = [0u64; SOLO_RUNS];
     for run in runs.iter_mut() {
         let begin = tsc::now();
         for _ in 0..SOLO_RUN_CHUNKS {
-            chunk();
+            done += 1;
+            core::hint::black_box(counted_chunk(me, done, &progress, &mut last));
         }
         *run = tsc::now() - begin;
     }

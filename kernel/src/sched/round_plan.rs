@@ -258,14 +258,14 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
 }
 
 /// How many cores at once a trial may reach ([`round_trial::reach`]), from
-/// the parallelism in force and the boot's reading (none where
-/// `parallelism=` fixed it).
+/// the parallelism in force and the cores the boot's window saw at once
+/// (none where `parallelism=` fixed it).
 fn trial_reach() -> usize {
-    let measured_milli = (!super::host_parallelism::is_fixed())
+    let seen = (!super::host_parallelism::is_fixed())
         .then(super::host_parallelism::measured)
         .flatten()
-        .map(|m| m.measured_milli);
-    round_trial::reach(super::host_parallelism::in_force(), measured_milli)
+        .map(|m| super::host_parallelism::cores_seen(m.seen_milli, m.cores));
+    round_trial::reach(super::host_parallelism::in_force(), seen)
 }
 
 /// A trial ended: the last plan's chunks become the ones it kept; where

@@ -25,12 +25,13 @@
 //! [`alternative`]: one more chunk than the plan, when the plan is the
 //! stealing pool's, no boot parameter fixed the chunks, and one more chunk
 //! stays within the cores, the work's rows and what the host may run at
-//! once: the parallelism in force, or one core more when the reading is
-//! at least [`REACH_MARGIN_MILLI`] above a whole core (1.3-1.5 rounds down;
-//! two host cores read 1.485; below 1.3, 1.166 once and 0.938 once, the
-//! parallelism is measured again, `host_parallelism`). On
-//! one host core `P` read 0.07-1.00: no trial there, so a trial never asks
-//! for a time slice the host cannot give.
+//! once: the parallelism in force, or the cores the boot's window saw
+//! running at once where more (`host_parallelism::cores_seen`: each core
+//! of the window looked at the others' progress after each chunk; two
+//! host cores whose count read 1.485 once, rounded down to one core,
+//! still run two at once while a neighbour lets them). On one host core
+//! the window saw 1.000-1.012 cores at once: no trial there, so a trial
+//! never asks for a time slice the host cannot give.
 //!
 //! `trial=` overrides where: `off` runs the plan's count from the first
 //! round, `always` tries one more chunk wherever it fits the cores and
@@ -58,19 +59,12 @@ pub const TRIAL_ROUNDS_EACH: usize = TRIAL_BLOCK_ROUNDS * TRIAL_BLOCKS;
 const MIN_ROUNDS_PER_TRIAL: usize = 8;
 /// Rounds a workload must have left for a trial.
 pub const MIN_ROUNDS_LEFT: usize = MIN_ROUNDS_PER_TRIAL * 2 * TRIAL_ROUNDS_EACH;
-/// How far (thousandths of a core) a parallelism reading must be above a
-/// whole core for the trial to reach one core more.
-pub const REACH_MARGIN_MILLI: u64 = 300;
-
 /// How many cores at once the trial may reach: the parallelism in force
-/// (`in_force`), or, when it was measured (`measured_milli`; `None` when
-/// `parallelism=` fixed it), the reading rounded up from
-/// [`REACH_MARGIN_MILLI`] above a whole core, if that is more.
-pub fn reach(in_force: usize, measured_milli: Option<u64>) -> usize {
-    let rounded_up = measured_milli.map_or(0, |milli| {
-        usize::try_from((milli + 1000 - REACH_MARGIN_MILLI) / 1000).unwrap_or(usize::MAX)
-    });
-    in_force.max(rounded_up)
+/// (`in_force`), or the cores the boot's window saw running at once
+/// (`seen`, `host_parallelism::cores_seen`; `None` when `parallelism=`
+/// fixed the parallelism), if that is more.
+pub fn reach(in_force: usize, seen: Option<usize>) -> usize {
+    in_force.max(seen.unwrap_or(0))
 }
 
 /// The chunk count to try against `plan`'s, if any: one more, where the
@@ -99,14 +93,14 @@ pub fn alternative(
 /// The cores a finished trial showed the host runs at once, where that
 /// is more than the parallelism in force (`in_force`): the count it kept,
 /// when that is one more chunk than the plan's and within the reach
-/// ([`reach`]: where the reading left one more core open). A round split
+/// ([`reach`]: where the boot's window saw that many cores at once). A round split
 /// over one more core than the boot's rounded reading, and faster for it
 /// in the median of its rounds, ran on that many cores at once: the
 /// reading was low (two host cores read 1.485 once, and the plan stayed
 /// on one core until the trial). `None` where the trial kept the plan,
 /// where the count kept is no more than the parallelism in force, where
-/// it is beyond the reach (a `trial=always` trial: where the reading says
-/// the host runs fewer, the median of 8 rounds against 8 of two counts
+/// it is beyond the reach (a `trial=always` trial: where the window saw
+/// the host run fewer, the median of 8 rounds against 8 of two counts
 /// that take the same time is a coin, and on one host core at 32 vCPUs
 /// compute-heavy kept 2 chunks in 3 boots of 3, results.md), and where
 /// `parallelism=` fixed it (`fixed`: a boot parameter is not revised).

@@ -206,6 +206,7 @@ fn host_stats() -> HostStats {
     let trial = super::round_plan::last_trial();
     HostStats {
         measured_parallelism_milli: measured.map_or(0, |m| m.measured_milli),
+        parallelism_seen_milli: measured.map_or(0, |m| m.seen_milli),
         first_window_parallelism_milli: measured.and_then(|m| m.first_window_milli).unwrap_or(0),
         parallelism: super::host_parallelism::in_force() as u64,
         parallelism_shown_by_rounds: super::host_parallelism::shown_by_rounds()

@@ -19,12 +19,15 @@ pub const PAGE_BYTES: u64 = 4096;
 
 /// The kernel's hot loops, by their demangled names: each must lie within
 /// one page.
-pub const HOT_LOOPS: [&str; 2] = [
+pub const HOT_LOOPS: [&str; 3] = [
     // Every Laplace row block (`workloads/laplace.rs`).
     "vigil_kernel::workloads::laplace::compute_block_untimed",
     // The host parallelism window's and solo runs' work
     // (`sched/host_parallelism.rs`), and the boot's timed rounds'.
     "vigil_kernel::sched::host_parallelism::chunk",
+    // The window's and solo runs' look at every core's count after each
+    // chunk (`sched/host_parallelism.rs`).
+    "vigil_kernel::sched::host_parallelism::counted_chunk",
 ];
 
 /// Where one function lies in the ELF.
