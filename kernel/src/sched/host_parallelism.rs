@@ -231,9 +231,9 @@ pub fn cores_per_host_core() -> usize {
 
 /// Runs the measurement on every core at once (from a task on the
 /// bootstrap core, after every AP is online and idle) and keeps its
-/// result: one window, and a second where the first read too few cores
-/// for a workload to ever split ([`wants_second_window`]), the higher
-/// reading kept ([`kept_milli`]).
+/// result: one window, and a second where the first saw no second core
+/// at once ([`wants_second_window`]), the higher reading kept
+/// ([`kept_milli`]) and the higher cores seen.
 pub fn measure() -> HostParallelism {
     let count = cores::count();
     let first_window = count_window(count);
@@ -311,7 +311,8 @@ struct WindowCount {
     cores_beside: u64,
     /// The window's real length, ticks (the timekeeper's).
     window_ticks: u64,
-    /// The faster of the solo runs timed before and after it, ticks.
+    /// The faster of the solo runs timed before and after it, ticks (each
+    /// chunk of a run with its look, as in the window).
     solo_run_ticks: u64,
 }
 
