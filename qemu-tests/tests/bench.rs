@@ -171,11 +171,11 @@ fn quick_bench_writes_every_field() {
                 (1..=run["smp"].as_u64().unwrap()).contains(&parallelism),
                 "{run}"
             );
-            // On one host core no two vCPUs run at once: the window saw
-            // no second core (a look at the others' counts that took a
-            // core run while this one was descheduled for one run beside
-            // it would see more), and on more than one core that window
-            // is one of two, the first's reading kept beside it
+            // On one host core no two vCPUs run at once, so the window
+            // saw no second core at once (a look that took a core run
+            // while the looker was descheduled for one run beside it
+            // would see more), and on more than one core that window is
+            // one of two, the first's reading kept beside it
             // (`sched::host_parallelism::wants_second_window`).
             let host = &run["stats"]["host"];
             let seen_milli = host["parallelism_seen_milli"].as_u64().unwrap();

@@ -2,6 +2,7 @@
 //! device, so the parameters travel in the disk image and the kernel's
 //! verdict line, after an ACPI power-off, is the result.
 
+use xtask::guest::vigil_stats::VigilStats;
 use xtask::runner::bochs::{self, BochsConfig};
 use xtask::{BuildConfig, ExitCode, build_kernel_with_params};
 
@@ -39,6 +40,21 @@ fn laplace_under_bochs_runs_what_the_image_says_and_matches_the_host() {
     assert!(serial.contains("policy always-ipi"), "{serial}");
     assert_eq!(outcome.checksum_checks.len(), 1, "{serial}");
     assert!(outcome.checksum_checks[0].matches(), "{serial}");
+    // Bochs runs its CPUs in turn, a few instructions each, in emulated
+    // time: each core's look after a chunk sees every other core a chunk
+    // or two on, so the window sees the four at once, a measurement that
+    // does not depend on the host's timing (as the count does not:
+    // `sched::host_parallelism`).
+    let host = VigilStats::find_in(serial)
+        .expect("a VIGIL-STATS line")
+        .expect("a VIGIL-STATS line that parses")
+        .0
+        .host;
+    assert!(
+        (3_500..=4_000).contains(&host.parallelism_seen_milli),
+        "Bochs, 4 CPUs: {} thousandths of a core seen at once\n{serial}",
+        host.parallelism_seen_milli
+    );
 }
 
 /// The verdict is the kernel's: a bad parameter in the image ends the run

@@ -132,14 +132,15 @@ pub struct HostStats {
     /// thousandths.
     pub measured_parallelism_milli: u64,
     /// The cores seen running at once in the window, in thousandths: the
-    /// mean over every chunk a core ran of that core and the cores that
-    /// finished one or two chunks beside it
+    /// mean, over every look a core took at the others' counts after a
+    /// chunk within the window, of that core and the cores that finished
+    /// one or two chunks since its previous look
     /// (`sched::host_parallelism::counted_chunk`). A round trial may reach
     /// as many cores as it rounds to.
     pub parallelism_seen_milli: u64,
     /// What the first of two windows read, in thousandths, when the first
-    /// saw no second core at once and a second ran (the kept readings are
-    /// the higher); 0: one window.
+    /// saw no second core at once, or counted fewer cores than it saw, and
+    /// a second ran (the kept readings are the higher); 0: one window.
     pub first_window_parallelism_milli: u64,
     /// The parallelism in force (the measurement rounded, or more where
     /// the rounds showed more, or `parallelism=`).

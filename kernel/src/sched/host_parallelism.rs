@@ -36,29 +36,33 @@
 //! cores. Here one core reads the clock during the window, so nobody waits
 //! for that lock; the other cores read only the flag, a plain load.
 //!
-//! The same window also sees which cores run at once, directly: after
-//! each chunk a core publishes its count and reads every other core's
+//! The same window also sees which cores run at once, directly: after each
+//! chunk a core publishes its count and reads every other core's
 //! ([`counted_chunk`]). A core the host runs beside it has finished one
 //! chunk since its last look, or two ([`BESIDE_MAX_CHUNKS`]); a core that
 //! ran while it was descheduled has finished a time slice's worth, and one
-//! not run none. The mean over every chunk run of the cores so seen (its
-//! own included) is [`HostParallelism::seen_milli`]: 1.000-1.012 on one
-//! host core and 1.909-2.136 on two, at 2 to 256 vCPUs, where the chunk
-//! count reads 0.96-0.99 and 1.77-1.95 (the count loses what switching
-//! vCPUs costs; the look does not, and needs no price of a chunk). The
-//! count prices the rounds' split (it is what the host gives, at the rate
-//! it gives it); the cores seen say which cores a round trial may try
-//! (`round_trial::reach`): a neighbour that takes part of a host core
-//! lowers the count (1.485 on two host cores once) but not the cores seen
-//! while both run. A window that saw no second core is run again, and the
-//! higher readings kept ([`wants_second_window`]): a host's neighbour can
-//! take a core for the 40 ms of one window.
+//! not run none. The mean over every look within the window of the cores so
+//! seen (its own included) is [`HostParallelism::seen_milli`]: 1.000 in
+//! every boot on one host core and 1.939-1.995 on two, at 2 to 256 vCPUs,
+//! where the chunk count read 0.985-0.989 and 1.862-1.954 (the count loses
+//! what switching vCPUs costs; the look does not, and needs no price of a
+//! chunk). The count prices the rounds' split (it is what the host gives,
+//! at the rate it gives it); the cores seen say which cores a round trial
+//! may try (`round_trial::reach`). A neighbour that takes part of a host
+//! core's time lowers the count; the look still sees the cores that run at
+//! once while it lets them (with a loop pinned to one of two host cores
+//! during the measurement, one boot of three counted 1.382 and saw 1.633;
+//! in the other two the host ran both vCPUs on the other host core, one at
+//! a time, and the look saw 1.000). A window that saw no second core, or
+//! counted fewer than it saw, is run again, and the higher readings kept
+//! ([`wants_second_window`]): a host's neighbour can take a core for the
+//! 40 ms of one window.
 //!
 //! The reading is revised as the kernel runs, upwards only, by the
 //! workloads' own rounds: a round trial (`round_trial`) that kept one
 //! chunk more than the parallelism in force, where the window saw that
-//! many cores at once, ran its rounds faster on that many cores, and from then on
-//! that many are in force ([`show_by_rounds`]): as many idle cores may
+//! many cores at once, ran its rounds faster on that many cores, and from
+//! then on that many are in force ([`show_by_rounds`]): as many idle cores may
 //! poll between the workload's rounds (the running plan already splits
 //! over the count kept; a boot runs one workload, so no later plan reads
 //! it today). Not downwards: a host that takes cores away is seen in
@@ -232,14 +236,14 @@ pub fn cores_per_host_core() -> usize {
 /// Runs the measurement on every core at once (from a task on the
 /// bootstrap core, after every AP is online and idle) and keeps its
 /// result: one window, and a second where the first saw no second core
-/// at once ([`wants_second_window`]), the higher reading kept
-/// ([`kept_milli`]) and the higher cores seen.
+/// at once or counted fewer than it saw ([`wants_second_window`]), the
+/// higher reading kept ([`kept_milli`]) and the higher cores seen.
 pub fn measure() -> HostParallelism {
     let count = cores::count();
     let first_window = count_window(count);
     let first = first_window.milli(first_window.solo_run_ticks);
     let first_seen = first_window.seen_milli();
-    let (first, second, seen) = if wants_second_window(first_seen, count) {
+    let (first, second, seen) = if wants_second_window(first, first_seen, count) {
         let second_window = count_window(count);
         // Both windows priced at the fastest of the four solo timings:
         // each window's own fastest would let a second window whose solo
@@ -270,7 +274,7 @@ pub fn measure() -> HostParallelism {
 /// The whole cores seen running at once, from the cores seen at once in
 /// thousandths (`seen_milli`, [`HostParallelism::seen_milli`]): rounded
 /// to the nearest, at least 1 and at most `cores`. One host core's
-/// windows saw 1.000-1.012 at 2 to 256 vCPUs, two host cores' 1.909-2.136
+/// windows saw 1.000 at 2 to 256 vCPUs, two host cores' 1.939-1.995
 /// (results.md).
 pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
     usize::try_from(seen_milli.saturating_add(500) / 1000)
@@ -278,17 +282,25 @@ pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
         .clamp(1, cores.max(1))
 }
 
-/// Whether a first window that saw `seen_milli` thousandths of a core at
-/// once ([`HostParallelism::seen_milli`]) on `cores` cores is measured
-/// again: where it saw no second core ([`cores_seen`]), so that no round
-/// trial could reach one (`round_trial::reach`), and a host's neighbour
-/// that took a host core for the 40 ms of one window would keep every
-/// round of the workload on one core. On a host that really runs one
-/// core at a time every boot with more than one core measures twice (one
-/// more window at boot: 40 ms, and longer with many vCPUs, as the window
-/// ends when every vCPU has seen it end).
-pub fn wants_second_window(seen_milli: u64, cores: usize) -> bool {
-    cores > 1 && cores_seen(seen_milli, cores) <= 1
+/// Whether a first window that read `count_milli` thousandths of a core
+/// ([`estimate_milli`]) and saw `seen_milli` at once
+/// ([`HostParallelism::seen_milli`]) on `cores` cores is measured again:
+/// where it saw no second core ([`cores_seen`]), so that no round trial
+/// could reach one (`round_trial::reach`), or where the count rounds to
+/// fewer cores than were seen (a host's neighbour took part of a host
+/// core's time: the count is what splits the rounds, and a trial runs
+/// only for the stealing pool with its chunks left to the plan and
+/// enough rounds left). A neighbour can take a core for the 40 ms of one
+/// window: at 64 vCPUs on 2 host cores one boot of 20 read 0.938 (the
+/// others 1.929-1.985) and ran sync-heavy Laplace on one core, 95 ms
+/// against 59-79. On a host that really runs one core at a time every
+/// boot with more than one core measures twice (one more window at boot:
+/// 40 ms, and longer with many vCPUs, as the window ends when every vCPU
+/// has seen it end).
+pub fn wants_second_window(count_milli: u64, seen_milli: u64, cores: usize) -> bool {
+    let seen = cores_seen(seen_milli, cores);
+    let counted = usize::try_from(count_milli.saturating_add(500) / 1000).unwrap_or(usize::MAX);
+    cores > 1 && (seen <= 1 || counted < seen)
 }
 
 /// The reading kept of the first window's and the second's (if one ran):
@@ -304,10 +316,12 @@ pub fn kept_milli(first_milli: u64, second_milli: Option<u64>) -> u64 {
 /// What one window counted.
 #[derive(Debug, Clone, Copy)]
 struct WindowCount {
-    /// Chunks every core did in the window (one look each).
+    /// Chunks every core did in the window.
     chunks: u64,
-    /// The cores every core's looks saw beside it, in all
-    /// ([`counted_chunk`]).
+    /// The looks at the other cores' counts every core took within the
+    /// window (one after each chunk but those that ended after it).
+    looks: u64,
+    /// The cores those looks saw beside them, in all ([`counted_chunk`]).
     cores_beside: u64,
     /// The window's real length, ticks (the timekeeper's).
     window_ticks: u64,
@@ -325,7 +339,7 @@ impl WindowCount {
 
     /// The cores its looks saw at once, in thousandths ([`seen_milli`]).
     fn seen_milli(self) -> u64 {
-        seen_milli(self.chunks, self.cores_beside)
+        seen_milli(self.looks, self.cores_beside)
     }
 }
 
@@ -339,22 +353,23 @@ fn count_window(count: usize) -> WindowCount {
     let phase = Arc::new(AtomicU8::new(WAITING));
     // Each core's chunks so far, published after each chunk and read by
     // every other core's looks (`counted_chunk`).
-    let progress: Arc<Vec<AtomicU64>> = Arc::new((0..count).map(|_| AtomicU64::new(0)).collect());
-    // Each core's looks and the cores its looks saw beside it.
-    let seen: Arc<Vec<[AtomicU64; 2]>> = Arc::new(
+    let progress: Arc<Vec<ChunkCount>> = Arc::new(chunk_counts(count));
+    // Each core's chunks, its looks within the window and the cores they
+    // saw beside it.
+    let tally: Arc<Vec<[AtomicU64; 3]>> = Arc::new(
         (0..count)
-            .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+            .map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)])
             .collect(),
     );
     let window = tsc::us_to_ticks(WINDOW_US);
     // The window's real length, ticks (the timekeeper's).
     let elapsed = Arc::new(AtomicU64::new(0));
     let job = {
-        let (arrived, phase, progress, seen, elapsed) = (
+        let (arrived, phase, progress, tally, elapsed) = (
             arrived.clone(),
             phase.clone(),
             progress.clone(),
-            seen.clone(),
+            tally.clone(),
             elapsed.clone(),
         );
         Arc::new(move |core: usize| {
@@ -366,9 +381,14 @@ fn count_window(count: usize) -> WindowCount {
             // values, no older than the last this core loaded (coherence
             // of one location), which is all a look compares.
             let mut last: Vec<u64> = alloc::vec![0; count];
-            let mut done = 0;
-            let mut beside = 0;
+            let (mut done, mut looks, mut beside) = (0, 0, 0);
             let timekeeper = arrived.fetch_add(1, Ordering::Relaxed) + 1 == count;
+            // A look counts only within the window. The look after a
+            // chunk a core was descheduled in, finished after the window
+            // closed, would see every core that had finished its own such
+            // last chunk since this one's previous look (one chunk each:
+            // with more vCPUs than host cores they resume one after
+            // another after the close) as beside it.
             if timekeeper {
                 // The window is what the others counted in: from before
                 // the flag opens it to after the flag closes it (a
@@ -383,10 +403,12 @@ fn count_window(count: usize) -> WindowCount {
                 let end = begin + window;
                 loop {
                     done += 1;
-                    beside += counted_chunk(core, done, &progress, &mut last);
+                    let seen = counted_chunk(core, done, &progress, &mut last);
                     if tsc::now() >= end {
                         break;
                     }
+                    looks += 1;
+                    beside += seen;
                 }
                 phase.store(STOPPED, Ordering::Relaxed);
                 elapsed.store(tsc::now() - begin, Ordering::Relaxed);
@@ -397,11 +419,16 @@ fn count_window(count: usize) -> WindowCount {
                 note_progress(&progress, &mut last);
                 while phase.load(Ordering::Relaxed) == COUNTING {
                     done += 1;
-                    beside += counted_chunk(core, done, &progress, &mut last);
+                    let seen = counted_chunk(core, done, &progress, &mut last);
+                    if phase.load(Ordering::Relaxed) == COUNTING {
+                        looks += 1;
+                        beside += seen;
+                    }
                 }
             }
-            seen[core][0].store(done, Ordering::Relaxed);
-            seen[core][1].store(beside, Ordering::Relaxed);
+            for (slot, value) in tally[core].iter().zip([done, looks, beside]) {
+                slot.store(value, Ordering::Relaxed);
+            }
             Ok(())
         })
     };
@@ -409,10 +436,11 @@ fn count_window(count: usize) -> WindowCount {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
     let run_ticks_after = solo_run_ticks(count);
-    let total = |i: usize| -> u64 { seen.iter().map(|c| c[i].load(Ordering::Relaxed)).sum() };
+    let total = |i: usize| -> u64 { tally.iter().map(|c| c[i].load(Ordering::Relaxed)).sum() };
     WindowCount {
         chunks: total(0),
-        cores_beside: total(1),
+        looks: total(1),
+        cores_beside: total(2),
         window_ticks: elapsed.load(Ordering::Relaxed),
         solo_run_ticks: run_ticks_before.min(run_ticks_after),
     }
@@ -420,24 +448,39 @@ fn count_window(count: usize) -> WindowCount {
 
 /// Chunks another core may finish between two of a core's looks and still
 /// have run beside it. A core the host runs beside this one runs the same
-/// chunks at the same rate: one in this core's one, two where their
-/// chunks' ends fall apart. A core that ran while this one was
-/// descheduled ran for a host time slice (0.75 ms and up under Linux),
-/// tens of chunks, and a core not run at all none.
+/// chunks at the same rate: one in this core's one, two or none where
+/// their chunks' ends fall apart (none only errs low). A core that ran
+/// while this one was descheduled ran for a host time slice (0.75 ms and
+/// up under Linux), tens of chunks, and a core not run at all none.
 pub const BESIDE_MAX_CHUNKS: u64 = 2;
 
 /// The cores seen at once, in thousandths ([`HostParallelism::seen_milli`]),
-/// from the looks every core took in the window (`looks`, one a chunk)
+/// from the looks every core took within the window (`looks`)
 /// and the cores they saw beside them in all (`cores_beside`): each look
 /// counts its own core and those beside it; the mean over the looks.
 pub fn seen_milli(looks: u64, cores_beside: u64) -> u64 {
     1000 + cores_beside.saturating_mul(1000) / looks.max(1)
 }
 
+/// One core's count of chunks, alone on its 128 bytes (a host cache line
+/// and the one an x86 host prefetches with it): every core stores to its
+/// own after each chunk, and counts packed eight to a line would bounce
+/// that line between the host cores running vCPUs in the window, which
+/// the solo runs (one core) never pay; the count of chunks would then
+/// read low.
+#[repr(align(128))]
+#[derive(Debug, Default)]
+pub struct ChunkCount(pub AtomicU64);
+
+/// `count` chunk counts at 0.
+pub fn chunk_counts(count: usize) -> Vec<ChunkCount> {
+    (0..count).map(|_| ChunkCount::default()).collect()
+}
+
 /// Loads every core's count into `last`, the looks' starting point.
-fn note_progress(progress: &[AtomicU64], last: &mut [u64]) {
+fn note_progress(progress: &[ChunkCount], last: &mut [u64]) {
     for (count, seen) in progress.iter().zip(last.iter_mut()) {
-        *seen = count.load(Ordering::Relaxed);
+        *seen = count.0.load(Ordering::Relaxed);
     }
 }
 
@@ -454,12 +497,12 @@ fn note_progress(progress: &[AtomicU64], last: &mut [u64]) {
 /// `qemu-tests/tests/hot_loop_pages.rs`).
 #[rustc_align(256)]
 #[inline(never)]
-pub fn counted_chunk(core: usize, done: u64, progress: &[AtomicU64], last: &mut [u64]) -> u64 {
+pub fn counted_chunk(core: usize, done: u64, progress: &[ChunkCount], last: &mut [u64]) -> u64 {
     chunk();
-    progress[core].store(done, Ordering::Relaxed);
+    progress[core].0.store(done, Ordering::Relaxed);
     let mut beside = 0;
     for (other, (count, seen)) in progress.iter().zip(last.iter_mut()).enumerate() {
-        let now = count.load(Ordering::Relaxed);
+        let now = count.0.load(Ordering::Relaxed);
         let finished = now.saturating_sub(*seen);
         *seen = now;
         if other != core && (1..=BESIDE_MAX_CHUNKS).contains(&finished) {
@@ -506,7 +549,7 @@ const STOPPED: u8 = 2;
 /// with its look at `count` cores' counts ([`counted_chunk`]).
 fn solo_run_ticks(count: usize) -> u64 {
     let me = crate::arch::percpu::current_index();
-    let progress: Vec<AtomicU64> = (0..count).map(|_| AtomicU64::new(0)).collect();
+    let progress = chunk_counts(count);
     let mut last: Vec<u64> = alloc::vec![0; count];
     let mut done = 0;
     let mut runs = [0u64; SOLO_RUNS];

@@ -27,11 +27,12 @@
 //! stays within the cores, the work's rows and what the host may run at
 //! once: the parallelism in force, or the cores the boot's window saw
 //! running at once where more (`host_parallelism::cores_seen`: each core
-//! of the window looked at the others' progress after each chunk; two
-//! host cores whose count read 1.485 once, rounded down to one core,
-//! still run two at once while a neighbour lets them). On one host core
-//! the window saw 1.000-1.012 cores at once: no trial there, so a trial
-//! never asks for a time slice the host cannot give.
+//! of the window looked at the others' progress after each chunk; a count
+//! a neighbour pushed down, 1.485 on two host cores once, rounds to one
+//! core, while the look sees the cores that run at once while the
+//! neighbour lets them). On one host core the window saw 1.000 cores at
+//! once: no trial there, so a trial never asks for a time slice the host
+//! cannot give.
 //!
 //! `trial=` overrides where: `off` runs the plan's count from the first
 //! round, `always` tries one more chunk wherever it fits the cores and
@@ -93,11 +94,11 @@ pub fn alternative(
 /// The cores a finished trial showed the host runs at once, where that
 /// is more than the parallelism in force (`in_force`): the count it kept,
 /// when that is one more chunk than the plan's and within the reach
-/// ([`reach`]: where the boot's window saw that many cores at once). A round split
-/// over one more core than the boot's rounded reading, and faster for it
-/// in the median of its rounds, ran on that many cores at once: the
-/// reading was low (two host cores read 1.485 once, and the plan stayed
-/// on one core until the trial). `None` where the trial kept the plan,
+/// ([`reach`]: where the boot's window saw that many cores at once). A
+/// round split over one more core than the boot's rounded reading, and
+/// faster for it in the median of its rounds, ran on that many cores at
+/// once: the reading was low (two host cores read 1.485 once, and the
+/// plan stayed on one core until the trial). `None` where the trial kept the plan,
 /// where the count kept is no more than the parallelism in force, where
 /// it is beyond the reach (a `trial=always` trial: where the window saw
 /// the host run fewer, the median of 8 rounds against 8 of two counts
