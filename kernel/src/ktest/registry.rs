@@ -55,6 +55,7 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::RAISED_BY_ROUNDS,
     round_plan_tests::ESTIMATE_FASTER_SOLO,
     round_plan_tests::SEEN_BESIDE,
+    round_plan_tests::LOOKS_WITHIN_THE_WINDOW,
     round_plan_tests::SECOND_WINDOW,
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
     round_plan_tests::CALIBRATION_WORK_FROM_THE_HANDOFF,

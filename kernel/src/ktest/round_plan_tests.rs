@@ -9,8 +9,8 @@ use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{
-    self, ChunkCount, SOLO_RUN_CHUNKS, cores_seen, counted_chunk, estimate_milli, in_force_of,
-    kept_milli, seen_milli, wants_second_window,
+    self, ChunkCount, ChunksCounted, SOLO_RUN_CHUNKS, cores_seen, count_chunks, counted_chunk,
+    estimate_milli, in_force_of, kept_milli, seen_milli, wants_second_window,
 };
 use crate::sched::poll_slots;
 use crate::sched::round_plan::{
@@ -61,6 +61,11 @@ pub const RAISED_BY_ROUNDS: TestCase = TestCase {
 pub const SECOND_WINDOW: TestCase = TestCase {
     name: "sched::host_estimate_measures_again_where_it_saw_one_core_or_counted_fewer",
     run: second_window_where_one_seen_or_fewer_counted,
+};
+
+pub const LOOKS_WITHIN_THE_WINDOW: TestCase = TestCase {
+    name: "sched::host_estimate_counts_only_the_looks_taken_while_the_window_is_open",
+    run: looks_within_the_window,
 };
 
 pub const SEEN_BESIDE: TestCase = TestCase {
@@ -434,6 +439,37 @@ fn second_window_where_one_seen_or_fewer_counted() -> TestResult {
     ensure!(kept == 1200, "1.200 then 0.900: kept {kept}");
     let kept = kept_milli(1983, None);
     ensure!(kept == 1983, "one window of 1.983: kept {kept}");
+    Ok(())
+}
+
+/// A core's chunks in the window (`count_chunks`), with another core
+/// that finishes a chunk beside each of this core's from the second on,
+/// and a window that closes at the fifth chunk: five chunks, and of the
+/// looks only the four taken while the window was open, which saw the
+/// other core beside three times (the first look is at the counts the
+/// window opened with). The look after the close, which also saw it
+/// beside, does not count: with more vCPUs than host cores every look
+/// after a chunk finished after the close would.
+fn looks_within_the_window() -> TestResult {
+    const CLOSES_AT: u64 = 5;
+    let progress = host_parallelism::chunk_counts(2);
+    let mut last = [0u64; 2];
+    let mut asked = 0;
+    let counted = count_chunks(0, &progress, &mut last, || {
+        asked += 1;
+        // Core 1 finishes a chunk beside core 0's next one.
+        progress[1].0.fetch_add(1, Ordering::Relaxed);
+        asked < CLOSES_AT
+    });
+    let expected = ChunksCounted {
+        chunks: CLOSES_AT,
+        looks: CLOSES_AT - 1,
+        beside: CLOSES_AT - 2,
+    };
+    ensure!(
+        counted == expected && asked == CLOSES_AT,
+        "a window closing at chunk {CLOSES_AT} (asked {asked} times): {counted:?}, not {expected:?}"
+    );
     Ok(())
 }
 

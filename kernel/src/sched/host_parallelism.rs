@@ -43,8 +43,8 @@
 //! ran while it was descheduled has finished a time slice's worth, and one
 //! not run none. The mean over every look within the window of the cores so
 //! seen (its own included) is [`HostParallelism::seen_milli`]: 1.000 in
-//! every boot on one host core and 1.939-1.995 on two, at 2 to 256 vCPUs,
-//! where the chunk count read 0.985-0.989 and 1.862-1.954 (the count loses
+//! every boot on one host core, 1.815-1.996 on two from 4 vCPUs (a bench at
+//! 5484812, where the count read 0.934-0.990 and 1.596-1.968; the count loses
 //! what switching vCPUs costs; the look does not, and needs no price of a
 //! chunk). The count prices the rounds' split (it is what the host gives,
 //! at the rate it gives it); the cores seen say which cores a round trial
@@ -52,8 +52,8 @@
 //! core's time lowers the count; the look still sees the cores that run at
 //! once while it lets them (with a loop pinned to one of two host cores
 //! during the measurement, one boot of three counted 1.382 and saw 1.633;
-//! in the other two the host ran both vCPUs on the other host core, one at
-//! a time, and the look saw 1.000). A window that saw no second core, or
+//! in the other two the count read under 1.0 and the look saw 1.000: the
+//! host ran the two vCPUs one at a time). A window that saw no second core, or
 //! counted fewer than it saw, is run again, and the higher readings kept
 //! ([`wants_second_window`]): a host's neighbour can take a core for the
 //! 40 ms of one window.
@@ -107,9 +107,9 @@ pub struct HostParallelism {
     /// running fractions).
     pub measured_milli: u64,
     /// The cores seen running at once, in thousandths: the mean, over
-    /// every chunk a core ran in the window, of that core and the cores
-    /// that finished one or two chunks beside it ([`counted_chunk`]); the
-    /// higher of two windows' where two ran.
+    /// every look a core took within the window, of that core and the
+    /// cores that finished one or two chunks since its previous look
+    /// ([`count_chunks`]); the higher of two windows' where two ran.
     pub seen_milli: u64,
     /// What the first window read, in thousandths, when a second window
     /// ran ([`wants_second_window`]); `None`: one window.
@@ -274,7 +274,7 @@ pub fn measure() -> HostParallelism {
 /// The whole cores seen running at once, from the cores seen at once in
 /// thousandths (`seen_milli`, [`HostParallelism::seen_milli`]): rounded
 /// to the nearest, at least 1 and at most `cores`. One host core's
-/// windows saw 1.000 at 2 to 256 vCPUs, two host cores' 1.939-1.995
+/// windows saw 1.000 at 1 to 256 vCPUs, two host cores' 1.815-1.996
 /// (results.md).
 pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
     usize::try_from(seen_milli.saturating_add(500) / 1000)
@@ -288,9 +288,11 @@ pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
 /// where it saw no second core ([`cores_seen`]), so that no round trial
 /// could reach one (`round_trial::reach`), or where the count rounds to
 /// fewer cores than were seen (a host's neighbour took part of a host
-/// core's time: the count is what splits the rounds, and a trial runs
-/// only for the stealing pool with its chunks left to the plan and
-/// enough rounds left). A neighbour can take a core for the 40 ms of one
+/// core's time, or switching vCPUs cost the count more than half a core:
+/// one boot of 100 from 4 vCPUs on two host cores in the bench at
+/// 5484812; the count is what splits the rounds, and a trial runs only
+/// for the stealing pool with its chunks left to the plan and enough
+/// rounds left). A neighbour can take a core for the 40 ms of one
 /// window: at 64 vCPUs on 2 host cores one boot of 20 read 0.938 (the
 /// others 1.929-1.985) and ran sync-heavy Laplace on one core, 95 ms
 /// against 59-79. On a host that really runs one core at a time every
@@ -381,15 +383,8 @@ fn count_window(count: usize) -> WindowCount {
             // values, no older than the last this core loaded (coherence
             // of one location), which is all a look compares.
             let mut last: Vec<u64> = alloc::vec![0; count];
-            let (mut done, mut looks, mut beside) = (0, 0, 0);
             let timekeeper = arrived.fetch_add(1, Ordering::Relaxed) + 1 == count;
-            // A look counts only within the window. The look after a
-            // chunk a core was descheduled in, finished after the window
-            // closed, would see every core that had finished its own such
-            // last chunk since this one's previous look (one chunk each:
-            // with more vCPUs than host cores they resume one after
-            // another after the close) as beside it.
-            if timekeeper {
+            let counted = if timekeeper {
                 // The window is what the others counted in: from before
                 // the flag opens it to after the flag closes it (a
                 // timekeeper descheduled in between makes it longer,
@@ -401,31 +396,28 @@ fn count_window(count: usize) -> WindowCount {
                 phase.store(COUNTING, Ordering::Relaxed);
                 note_progress(&progress, &mut last);
                 let end = begin + window;
-                loop {
-                    done += 1;
-                    let seen = counted_chunk(core, done, &progress, &mut last);
-                    if tsc::now() >= end {
-                        break;
-                    }
-                    looks += 1;
-                    beside += seen;
-                }
+                let counted = count_chunks(core, &progress, &mut last, || tsc::now() < end);
                 phase.store(STOPPED, Ordering::Relaxed);
                 elapsed.store(tsc::now() - begin, Ordering::Relaxed);
+                counted
             } else {
                 while phase.load(Ordering::Relaxed) == WAITING {
                     core::hint::spin_loop();
                 }
                 note_progress(&progress, &mut last);
-                while phase.load(Ordering::Relaxed) == COUNTING {
-                    done += 1;
-                    let seen = counted_chunk(core, done, &progress, &mut last);
-                    if phase.load(Ordering::Relaxed) == COUNTING {
-                        looks += 1;
-                        beside += seen;
-                    }
+                // A core first run after the close counts nothing.
+                let open = || phase.load(Ordering::Relaxed) == COUNTING;
+                if open() {
+                    count_chunks(core, &progress, &mut last, open)
+                } else {
+                    ChunksCounted::default()
                 }
-            }
+            };
+            let ChunksCounted {
+                chunks: done,
+                looks,
+                beside,
+            } = counted;
             for (slot, value) in tally[core].iter().zip([done, looks, beside]) {
                 slot.store(value, Ordering::Relaxed);
             }
@@ -443,6 +435,47 @@ fn count_window(count: usize) -> WindowCount {
         cores_beside: total(2),
         window_ticks: elapsed.load(Ordering::Relaxed),
         solo_run_ticks: run_ticks_before.min(run_ticks_after),
+    }
+}
+
+/// What one core counted in a window ([`count_chunks`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChunksCounted {
+    /// Chunks run.
+    pub chunks: u64,
+    /// Looks that count: those taken while the window was open.
+    pub looks: u64,
+    /// The cores those looks saw beside this one, in all.
+    pub beside: u64,
+}
+
+/// Runs counted chunks ([`counted_chunk`]) on core `core`, the window
+/// open when called, until `open()`, asked after each chunk and its look,
+/// says the window has closed; a look counts only where the window was
+/// still open after it. The look after a chunk a core was descheduled
+/// in and finished after the close would see as beside it every core
+/// that had finished its own such last chunk since this one's previous
+/// look: with more vCPUs than host cores they resume one after another
+/// after the close, a chunk each (counted, one host core saw up to 1.017
+/// cores at once at 32 vCPUs, two host cores 2.136 at 256). `open()` runs
+/// after the look's loads: `counted_chunk` is never inlined, and x86
+/// (and TCG on an x86 host) keeps loads in order; no ordering could
+/// make "after the close" mean more than that.
+pub fn count_chunks(
+    core: usize,
+    progress: &[ChunkCount],
+    last: &mut [u64],
+    mut open: impl FnMut() -> bool,
+) -> ChunksCounted {
+    let mut counted = ChunksCounted::default();
+    loop {
+        counted.chunks += 1;
+        let beside = counted_chunk(core, counted.chunks, progress, last);
+        if !open() {
+            return counted;
+        }
+        counted.looks += 1;
+        counted.beside += beside;
     }
 }
 
@@ -471,6 +504,8 @@ pub fn seen_milli(looks: u64, cores_beside: u64) -> u64 {
 #[repr(align(128))]
 #[derive(Debug, Default)]
 pub struct ChunkCount(pub AtomicU64);
+
+const _: () = assert!(core::mem::align_of::<ChunkCount>() == 128);
 
 /// `count` chunk counts at 0.
 pub fn chunk_counts(count: usize) -> Vec<ChunkCount> {
