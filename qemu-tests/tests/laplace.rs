@@ -176,12 +176,11 @@ fn assert_revision_agrees(outcome: &RunOutcome, host: &HostStats) {
         .filter(|line| line.contains("host: the rounds ran faster on"))
         .collect();
     let shown = host.parallelism_shown_by_rounds;
-    let milli = host.measured_parallelism_milli;
-    let rounded = ((milli + 500) / 1000).clamp(1, u64::from(LAPLACE_VCPUS));
-    // The kernel's reach: the cores the window saw at once, rounded
-    // (`host_parallelism::cores_seen`).
-    let seen = ((host.parallelism_seen_milli + 500) / 1000).clamp(1, u64::from(LAPLACE_VCPUS));
-    let reach = rounded.max(seen);
+    // Thousandths of a core as whole cores (`host_parallelism::whole_cores`).
+    let whole_cores = |milli: u64| ((milli + 500) / 1000).clamp(1, u64::from(LAPLACE_VCPUS));
+    let rounded = whole_cores(host.measured_parallelism_milli);
+    // The kernel's reach: the cores the window saw at once, rounded.
+    let reach = rounded.max(whole_cores(host.parallelism_seen_milli));
     if shown == 0 {
         assert!(
             lines.is_empty() && host.parallelism == rounded,

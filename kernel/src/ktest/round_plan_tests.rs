@@ -9,8 +9,8 @@ use crate::arch::tsc;
 use crate::ensure;
 use crate::params::{Pool, Trial};
 use crate::sched::host_parallelism::{
-    self, ChunkCount, ChunksCounted, SOLO_RUN_CHUNKS, cores_seen, count_chunks, counted_chunk,
-    estimate_milli, in_force_of, kept_milli, seen_milli, wants_second_window,
+    self, ChunkCount, ChunksCounted, SOLO_RUN_CHUNKS, count_chunks, counted_chunk, estimate_milli,
+    in_force_of, kept_milli, seen_milli, wants_second_window, whole_cores,
 };
 use crate::sched::poll_slots;
 use crate::sched::round_plan::{
@@ -179,7 +179,7 @@ fn raised_by_rounds() -> TestResult {
     );
     // One more than in force, where the window saw it at once: the
     // window's reach, as the trial's.
-    let seen = host_parallelism::measured().map(|m| cores_seen(m.seen_milli, m.cores));
+    let seen = host_parallelism::measured().map(|m| whole_cores(m.seen_milli, m.cores));
     let within_reach = reach(before, seen) > before;
     let revised = revise_parallelism(outcome_keeping(before, before + 1));
     if !within_reach {
@@ -508,7 +508,7 @@ fn seen_beside() -> TestResult {
         (1000, 3000, 2, 4000, 2),
     ] {
         let milli = seen_milli(looks, beside);
-        let seen = cores_seen(milli, cores);
+        let seen = whole_cores(milli, cores);
         ensure!(
             (milli, seen) == (expected_milli, expected_cores),
             "{beside} beside in {looks} looks on {cores} cores: {milli} ({seen} cores), not {expected_milli} ({expected_cores})"

@@ -260,7 +260,7 @@ pub fn measure() -> HostParallelism {
         (first, None, first_seen)
     };
     let measured_milli = kept_milli(first, second);
-    let cores_at_once = (((measured_milli + 500) / 1000) as usize).clamp(1, count);
+    let cores_at_once = whole_cores(measured_milli, count);
     let result = HostParallelism {
         measured_milli,
         seen_milli: seen,
@@ -271,13 +271,13 @@ pub fn measure() -> HostParallelism {
     *MEASURED.call_once(|| result)
 }
 
-/// The whole cores seen running at once, from the cores seen at once in
-/// thousandths (`seen_milli`, [`HostParallelism::seen_milli`]): rounded
-/// to the nearest, at least 1 and at most `cores`. One host core's
-/// windows saw 1.000 at 1 to 256 vCPUs, two host cores' 1.815-1.996
-/// (results.md).
-pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
-    usize::try_from(seen_milli.saturating_add(500) / 1000)
+/// `milli` thousandths of a core as whole cores: rounded to the nearest,
+/// at least 1 and at most `cores`. The count's cores at once
+/// ([`HostParallelism::cores_at_once`]) and the cores seen at once (from
+/// [`HostParallelism::seen_milli`]: one host core's windows saw 1.000 at
+/// 1 to 256 vCPUs, two host cores' 1.815-1.996, results.md).
+pub fn whole_cores(milli: u64, cores: usize) -> usize {
+    usize::try_from(milli.saturating_add(500) / 1000)
         .unwrap_or(usize::MAX)
         .clamp(1, cores.max(1))
 }
@@ -285,7 +285,7 @@ pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
 /// Whether a first window that read `count_milli` thousandths of a core
 /// ([`estimate_milli`]) and saw `seen_milli` at once
 /// ([`HostParallelism::seen_milli`]) on `cores` cores is measured again:
-/// where it saw no second core ([`cores_seen`]), so that no round trial
+/// where it saw no second core ([`whole_cores`]), so that no round trial
 /// could reach one (`round_trial::reach`), or where the count rounds to
 /// fewer cores than were seen (a host's neighbour took part of a host
 /// core's time, or switching vCPUs cost the count more than half a core:
@@ -300,9 +300,8 @@ pub fn cores_seen(seen_milli: u64, cores: usize) -> usize {
 /// 40 ms, and longer with many vCPUs, as the window ends when every vCPU
 /// has seen it end).
 pub fn wants_second_window(count_milli: u64, seen_milli: u64, cores: usize) -> bool {
-    let seen = cores_seen(seen_milli, cores);
-    let counted = usize::try_from(count_milli.saturating_add(500) / 1000).unwrap_or(usize::MAX);
-    cores > 1 && (seen <= 1 || counted < seen)
+    let seen = whole_cores(seen_milli, cores);
+    cores > 1 && (seen <= 1 || whole_cores(count_milli, cores) < seen)
 }
 
 /// The reading kept of the first window's and the second's (if one ran):
@@ -356,13 +355,9 @@ fn count_window(count: usize) -> WindowCount {
     // Each core's chunks so far, published after each chunk and read by
     // every other core's looks (`counted_chunk`).
     let progress: Arc<Vec<ChunkCount>> = Arc::new(chunk_counts(count));
-    // Each core's chunks, its looks within the window and the cores they
-    // saw beside it.
-    let tally: Arc<Vec<[AtomicU64; 3]>> = Arc::new(
-        (0..count)
-            .map(|_| [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)])
-            .collect(),
-    );
+    // What each core counted (`count_chunks`), written once at its end.
+    let tally: Arc<Vec<spin::Mutex<ChunksCounted>>> =
+        Arc::new((0..count).map(|_| spin::Mutex::default()).collect());
     let window = tsc::us_to_ticks(WINDOW_US);
     // The window's real length, ticks (the timekeeper's).
     let elapsed = Arc::new(AtomicU64::new(0));
@@ -413,14 +408,7 @@ fn count_window(count: usize) -> WindowCount {
                     ChunksCounted::default()
                 }
             };
-            let ChunksCounted {
-                chunks: done,
-                looks,
-                beside,
-            } = counted;
-            for (slot, value) in tally[core].iter().zip([done, looks, beside]) {
-                slot.store(value, Ordering::Relaxed);
-            }
+            *tally[core].lock() = counted;
             Ok(())
         })
     };
@@ -428,11 +416,13 @@ fn count_window(count: usize) -> WindowCount {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
     let run_ticks_after = solo_run_ticks(count);
-    let total = |i: usize| -> u64 { tally.iter().map(|c| c[i].load(Ordering::Relaxed)).sum() };
+    let total = |field: fn(&ChunksCounted) -> u64| -> u64 {
+        tally.iter().map(|counted| field(&counted.lock())).sum()
+    };
     WindowCount {
-        chunks: total(0),
-        looks: total(1),
-        cores_beside: total(2),
+        chunks: total(|c| c.chunks),
+        looks: total(|c| c.looks),
+        cores_beside: total(|c| c.beside),
         window_ticks: elapsed.load(Ordering::Relaxed),
         solo_run_ticks: run_ticks_before.min(run_ticks_after),
     }

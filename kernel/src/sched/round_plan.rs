@@ -264,7 +264,7 @@ fn trial_reach() -> usize {
     let seen = (!super::host_parallelism::is_fixed())
         .then(super::host_parallelism::measured)
         .flatten()
-        .map(|m| super::host_parallelism::cores_seen(m.seen_milli, m.cores));
+        .map(|m| super::host_parallelism::whole_cores(m.seen_milli, m.cores));
     round_trial::reach(super::host_parallelism::in_force(), seen)
 }
 

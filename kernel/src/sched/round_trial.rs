@@ -26,8 +26,8 @@
 //! stealing pool's, no boot parameter fixed the chunks, and one more chunk
 //! stays within the cores, the work's rows and what the host may run at
 //! once: the parallelism in force, or the cores the boot's window saw
-//! running at once where more (`host_parallelism::cores_seen`: each core
-//! of the window looked at the others' progress after each chunk; a count
+//! running at once where more (`HostParallelism::seen_milli`, rounded: each
+//! core of the window looked at the others' progress after each chunk; a count
 //! a neighbour pushed down, 1.485 on two host cores once, rounds to one
 //! core, while the look sees the cores that run at once while the
 //! neighbour lets them). On one host core the window saw 1.000 cores at
@@ -62,7 +62,7 @@ const MIN_ROUNDS_PER_TRIAL: usize = 8;
 pub const MIN_ROUNDS_LEFT: usize = MIN_ROUNDS_PER_TRIAL * 2 * TRIAL_ROUNDS_EACH;
 /// How many cores at once the trial may reach: the parallelism in force
 /// (`in_force`), or the cores the boot's window saw running at once
-/// (`seen`, `host_parallelism::cores_seen`; `None` when `parallelism=`
+/// (`seen`, `HostParallelism::seen_milli` rounded; `None` when `parallelism=`
 /// fixed the parallelism), if that is more.
 pub fn reach(in_force: usize, seen: Option<usize>) -> usize {
     in_force.max(seen.unwrap_or(0))
