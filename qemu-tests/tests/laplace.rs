@@ -1,10 +1,10 @@
 //! The Laplace workload computes what the host computes, bit for bit.
 
-use qemu_tests::{boot, describe};
+use qemu_tests::{boot, boot_with, describe};
 use vigil_proto::stats_line::HostStats;
 use xtask::guest::laplace_check::ChecksumCheck;
 use xtask::guest::vigil_stats::VigilStats;
-use xtask::{RunOutcome, Verdict};
+use xtask::{RunConfig, RunOutcome, Verdict};
 
 /// Debug kernel, 4 vCPUs on 2 host cores: seconds, with room to spare.
 const LAPLACE_TIMEOUT_S: u64 = 300;
@@ -73,6 +73,59 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
             "vigil: laplace checksum matches the host (0x8619c70354398c3d)"
         );
     }
+}
+
+/// The workload's looks again end to end, default settings, on one host
+/// core (QEMU under `taskset`, as `bench --host-cores 1`), where no two
+/// vCPUs run at once: the boot's window sees one core, the plan runs one
+/// chunk, and only the round trial's reach keeps it there
+/// (`sched::look_again`). So the workload looks again once its rounds
+/// have run 64 windows' worth (128 ms; the debug kernel's 400 rounds take
+/// about a second), each look sees one core at once, as many `looked
+/// again` lines as `VIGIL-STATS` counts looks, and no trial runs. Fails
+/// where looks never run, where a look sees a core beside it that the
+/// host never ran beside it, and where a look starts a trial it cannot
+/// reach.
+#[test]
+fn on_one_host_core_the_workload_looks_again_and_sees_one_core() {
+    let params = ["workload=laplace", "size=64", "iterations=400"];
+    let outcome = boot_with(RunConfig {
+        smp: 2,
+        timeout_s: Some(LAPLACE_TIMEOUT_S),
+        registers_on_timeout: true,
+        host_cores: Some(1),
+        ..RunConfig::with_params(&params)
+    });
+    assert_eq!(outcome.verdict, Verdict::Success, "{}", describe(&outcome));
+    assert!(
+        outcome.checksum_checks.len() == 1 && outcome.checksum_checks[0].matches(),
+        "{:?}\n{}",
+        outcome.checksum_checks,
+        describe(&outcome)
+    );
+    let (host, trial_lines) = host_stats_and_trial_lines(&outcome);
+    let look_lines = outcome
+        .serial
+        .lines()
+        .filter(|line| line.contains("host: looked again before pooled round"))
+        .count() as u64;
+    assert!(
+        host.looks_run >= 1 && look_lines == host.looks_run,
+        "{} look(s) counted, {look_lines} line(s): {host:?}\n{}",
+        host.looks_run,
+        describe(&outcome)
+    );
+    assert!(
+        (1_000..1_500).contains(&host.looks_seen_milli),
+        "one host core, a look saw {} thousandths of a core at once: {host:?}\n{}",
+        host.looks_seen_milli,
+        describe(&outcome)
+    );
+    assert!(
+        host.plan_chunks == 1 && host.trials_run == 0 && trial_lines.is_empty(),
+        "one host core: one chunk, no trial: {host:?}\n{}",
+        describe(&outcome)
+    );
 }
 
 /// The round trial end to end on the default stealing pool: with

@@ -149,6 +149,13 @@ pub struct HostStats {
     /// once, where more than the boot's reading (`parallelism` is then at
     /// least this); 0: none did.
     pub parallelism_shown_by_rounds: u64,
+    /// Looks the workload took again at the cores the host runs at once,
+    /// where only the round trial's reach kept the plan
+    /// (`sched::look_again`); 0: none.
+    pub looks_run: u64,
+    /// The most cores those looks saw at once, in thousandths (0: none
+    /// ran); a trial may reach as many as it rounds to.
+    pub looks_seen_milli: u64,
     /// Idle cores that may poll at once.
     pub poll_slots: u64,
     /// The stealing pool's median round cost beyond its longest chunk, ns,
@@ -209,7 +216,7 @@ pub struct HostStats {
 
 impl HostStats {
     /// The fields as `(key, value)` for the JSON writer, numbers only.
-    fn numbers(&self) -> [(&'static str, u64); 20] {
+    fn numbers(&self) -> [(&'static str, u64); 22] {
         [
             (
                 "measured_parallelism_milli",
@@ -225,6 +232,8 @@ impl HostStats {
                 "parallelism_shown_by_rounds",
                 self.parallelism_shown_by_rounds,
             ),
+            ("looks_run", self.looks_run),
+            ("looks_seen_milli", self.looks_seen_milli),
             ("poll_slots", self.poll_slots),
             ("steal_round_ns", self.steal_round_ns),
             ("steal_round_cores", self.steal_round_cores),
@@ -369,6 +378,8 @@ mod tests {
                 first_window_parallelism_milli: 938,
                 parallelism: 2,
                 parallelism_shown_by_rounds: 2,
+                looks_run: 1,
+                looks_seen_milli: 1_954,
                 poll_slots: 2,
                 steal_round_ns: 12_345,
                 steal_round_cores: 2,

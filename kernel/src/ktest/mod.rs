@@ -7,6 +7,7 @@ mod fault_tests;
 #[allow(unsafe_code, reason = "calls the global allocator directly to test it")]
 mod heap_tests;
 mod laplace_tests;
+mod look_again_tests;
 mod params_tests;
 mod platform_tests;
 mod round_plan_tests;

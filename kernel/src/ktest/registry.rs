@@ -2,8 +2,8 @@
 
 use super::runner::TestCase;
 use super::{
-    fault_tests, heap_tests, laplace_tests, params_tests, platform_tests, round_plan_tests,
-    round_split_tests, sched_tests, smp_tests, steal_report_tests,
+    fault_tests, heap_tests, laplace_tests, look_again_tests, params_tests, platform_tests,
+    round_plan_tests, round_split_tests, sched_tests, smp_tests, steal_report_tests,
 };
 
 /// The whole suite.
@@ -57,6 +57,11 @@ pub static ALL: &[TestCase] = &[
     round_plan_tests::SEEN_BESIDE,
     round_plan_tests::LOOKS_WITHIN_THE_WINDOW,
     round_plan_tests::SECOND_WINDOW,
+    look_again_tests::SPACED_BY_COST,
+    look_again_tests::WHERE_THE_REACH_BLOCKS,
+    look_again_tests::WIDENS_THE_REACH,
+    look_again_tests::STARTS_A_TRIAL,
+    look_again_tests::LOOKS_FOR_REAL,
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
     round_plan_tests::CALIBRATION_WORK_FROM_THE_HANDOFF,
     round_plan_tests::HANDOFF_SEEN,

@@ -350,6 +350,43 @@ fn count_window(count: usize) -> WindowCount {
     // Ticks SOLO_RUN_CHUNKS chunks take a core the host runs (at least 1),
     // before the window and again after it (see `estimate_milli`).
     let run_ticks_before = solo_run_ticks(count);
+    let window = run_window(count, WINDOW_US);
+    let run_ticks_after = solo_run_ticks(count);
+    WindowCount {
+        chunks: window.chunks,
+        looks: window.looks,
+        cores_beside: window.cores_beside,
+        window_ticks: window.window_ticks,
+        solo_run_ticks: run_ticks_before.min(run_ticks_after),
+    }
+}
+
+/// What a window's cores counted together ([`run_window`]).
+#[derive(Debug, Clone, Copy)]
+pub struct WindowLooks {
+    /// Chunks every core did in the window.
+    pub chunks: u64,
+    /// The looks every core took within the window ([`count_chunks`]).
+    pub looks: u64,
+    /// The cores those looks saw beside them, in all.
+    pub cores_beside: u64,
+    /// The window's real length, ticks (the timekeeper's).
+    pub window_ticks: u64,
+}
+
+impl WindowLooks {
+    /// The cores its looks saw at once, in thousandths ([`seen_milli`]).
+    pub fn seen_milli(self) -> u64 {
+        seen_milli(self.looks, self.cores_beside)
+    }
+}
+
+/// One window of `window_us` on cores `0..participants` at once (this
+/// core among them, from a task): every core counts chunks and looks at
+/// the others' after each ([`count_chunks`]), from when the last of them
+/// arrives until it sees the time is up.
+pub fn run_window(participants: usize, window_us: u64) -> WindowLooks {
+    let count = participants;
     let arrived = Arc::new(AtomicUsize::new(0));
     let phase = Arc::new(AtomicU8::new(WAITING));
     // Each core's chunks so far, published after each chunk and read by
@@ -358,7 +395,7 @@ fn count_window(count: usize) -> WindowCount {
     // What each core counted (`count_chunks`), written once at its end.
     let tally: Arc<Vec<spin::Mutex<ChunksCounted>>> =
         Arc::new((0..count).map(|_| spin::Mutex::default()).collect());
-    let window = tsc::us_to_ticks(WINDOW_US);
+    let window = tsc::us_to_ticks(window_us);
     // The window's real length, ticks (the timekeeper's).
     let elapsed = Arc::new(AtomicU64::new(0));
     let job = {
@@ -370,7 +407,7 @@ fn count_window(count: usize) -> WindowCount {
             elapsed.clone(),
         );
         Arc::new(move |core: usize| {
-            // Relaxed throughout: the counts are joined by `run_everywhere`
+            // Relaxed throughout: the counts are joined by `run_on_first`
             // (each job's end happens before the join returns), and the
             // phase carries no data, only when to count. A look's loads
             // of the other cores' counts need no order either: each
@@ -412,19 +449,17 @@ fn count_window(count: usize) -> WindowCount {
             Ok(())
         })
     };
-    if let Err(why) = remote_call::run_everywhere(job) {
+    if let Err(why) = remote_call::run_on_first(count, job) {
         panic!("host parallelism: the measurement failed on a core: {why}");
     }
-    let run_ticks_after = solo_run_ticks(count);
     let total = |field: fn(&ChunksCounted) -> u64| -> u64 {
         tally.iter().map(|counted| field(&counted.lock())).sum()
     };
-    WindowCount {
+    WindowLooks {
         chunks: total(|c| c.chunks),
         looks: total(|c| c.looks),
         cores_beside: total(|c| c.beside),
         window_ticks: elapsed.load(Ordering::Relaxed),
-        solo_run_ticks: run_ticks_before.min(run_ticks_after),
     }
 }
 

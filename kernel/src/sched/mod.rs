@@ -19,6 +19,7 @@ pub mod idle_hooks;
 pub mod inbound;
 pub mod latch;
 pub mod latency;
+pub mod look_again;
 pub mod poll_slots;
 pub mod round_plan;
 pub mod round_pool;

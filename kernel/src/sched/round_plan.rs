@@ -43,6 +43,7 @@
 
 use super::fork_join::{ForkJoin, Job};
 use super::host_parallelism;
+use super::look_again::{self, LookSchedule};
 use super::round_trial::{self, RoundTrial, TrialOutcome};
 use super::steal_join::StealJoin;
 use crate::arch::tsc;
@@ -258,14 +259,63 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
 }
 
 /// How many cores at once a trial may reach ([`round_trial::reach`]), from
-/// the parallelism in force and the cores the boot's window saw at once
-/// (none where `parallelism=` fixed it).
+/// the parallelism in force and the cores seen at once: by the boot's
+/// window, or by a workload's look where more (`look_again`); none where
+/// `parallelism=` fixed it.
 fn trial_reach() -> usize {
-    let seen = (!super::host_parallelism::is_fixed())
+    let boot = (!super::host_parallelism::is_fixed())
         .then(super::host_parallelism::measured)
         .flatten()
         .map(|m| super::host_parallelism::whole_cores(m.seen_milli, m.cores));
+    let seen = round_trial::seen_at_once(boot, look_again::seen_by_looks());
     round_trial::reach(super::host_parallelism::in_force(), seen)
+}
+
+/// The looks of a workload whose rounds start at `start_ticks`
+/// ([`look_again`]): where only the reach stops a trial of `plan`
+/// (`round_trial::blocked_by_reach`) and the parallelism is the kernel's
+/// to measure (no `parallelism=`); `None` elsewhere.
+pub fn looks_for(plan: RoundPlan, max_chunks: usize, start_ticks: u64) -> Option<LookSchedule> {
+    look_again::forget_workload_looks();
+    let fixed = FIXED.get().copied().unwrap_or_default();
+    let blocked =
+        round_trial::blocked_by_reach(plan, max_chunks, cores::count(), trial_reach(), fixed);
+    (blocked && !super::host_parallelism::is_fixed())
+        .then(|| LookSchedule::new(start_ticks, tsc::us_to_ticks(look_again::LOOK_WINDOW_US)))
+}
+
+/// A workload's look ([`look_again::look`]) on the plan's cores and one
+/// more, before its pooled round `round`, entered in its `schedule`: says
+/// what it saw and what it took, and returns the chunk count a trial may
+/// now try (one more than the plan's, where the look widened the reach to
+/// it), if any.
+pub fn look_for_more_cores(
+    plan: RoundPlan,
+    max_chunks: usize,
+    round: usize,
+    schedule: &mut LookSchedule,
+) -> Option<usize> {
+    let participants = (plan.chunks + 1).min(cores::count());
+    let begin = tsc::now();
+    let looked = look_again::look(participants);
+    let end = tsc::now();
+    schedule.looked(begin, end);
+    let seen_milli = looked.seen_milli();
+    let fixed = FIXED.get().copied().unwrap_or_default();
+    let tried = round_trial::alternative(plan, max_chunks, cores::count(), trial_reach(), fixed);
+    let then = tried.map_or_else(
+        || alloc::string::String::from("the plan stays"),
+        |tried| alloc::format!("a round trial tries {tried} chunks"),
+    );
+    crate::println!(
+        "host: looked again before pooled round {round}: {}.{:03} of {participants} cores seen at once ({} looks in a {} us window, {} us in all); {then}",
+        seen_milli / 1000,
+        seen_milli % 1000,
+        looked.looks,
+        tsc::ticks_to_us(looked.window_ticks),
+        tsc::ticks_to_us(end.saturating_sub(begin)),
+    );
+    tried
 }
 
 /// A trial ended: the last plan's chunks become the ones it kept; where

@@ -68,6 +68,14 @@ pub fn reach(in_force: usize, seen: Option<usize>) -> usize {
     in_force.max(seen.unwrap_or(0))
 }
 
+/// The cores seen at once that widen a trial's reach ([`reach`]): the
+/// boot window's (`boot`, rounded; `None` where `parallelism=` fixed the
+/// parallelism, and then nothing widens it), or a workload's look's where
+/// more (`looks`, `look_again::seen_by_looks`).
+pub fn seen_at_once(boot: Option<usize>, looks: Option<usize>) -> Option<usize> {
+    boot.map(|boot| boot.max(looks.unwrap_or(0)))
+}
+
 /// The chunk count to try against `plan`'s, if any: one more, where the
 /// plan may have split too little (the module docs), or wherever it fits
 /// with `trial=always`. `max_chunks` is the work's limit, `cores` the core
@@ -89,6 +97,23 @@ pub fn alternative(
     };
     let more = plan.chunks + 1;
     (more <= reach.min(cores).min(max_chunks)).then_some(more)
+}
+
+/// Whether the reach alone stops a trial of `plan`: with no reach (every
+/// core) [`alternative`] would try one more chunk, within `reach` it
+/// tries none, and `trial=` is left to the kernel (`auto`). There the
+/// workload looks again at the cores the host runs at once
+/// (`look_again`), and a look that sees more widens the reach.
+pub fn blocked_by_reach(
+    plan: RoundPlan,
+    max_chunks: usize,
+    cores: usize,
+    reach: usize,
+    fixed: Fixed,
+) -> bool {
+    fixed.trial == Trial::Auto
+        && alternative(plan, max_chunks, cores, usize::MAX, fixed).is_some()
+        && alternative(plan, max_chunks, cores, reach, fixed).is_none()
 }
 
 /// The cores a finished trial showed the host runs at once, where that
@@ -204,6 +229,29 @@ impl RoundTrial {
             times_ns: [[0; TRIAL_ROUNDS_EACH]; 2],
             kept: planned,
         }
+    }
+
+    /// Whether a trial can start now ([`start`](Self::start)): none was
+    /// given, and as many rounds are left as a first trial needs.
+    pub fn can_start(&self) -> bool {
+        self.tried.is_none() && self.rounds_left.saturating_sub(self.round) >= MIN_ROUNDS_LEFT
+    }
+
+    /// Starts a trial of `tried` chunks against the plan's with the next
+    /// round, where none was given at the start (a look widened the
+    /// reach, `look_again`) and enough rounds are left
+    /// ([`can_start`](Self::can_start)); from then on as a trial given at
+    /// the start. Returns whether it started.
+    pub fn start(&mut self, tried: usize) -> bool {
+        if !self.can_start() {
+            return false;
+        }
+        self.tried = Some(tried);
+        self.timed = 0;
+        self.phase = Phase::Timing {
+            first_round: self.round,
+        };
+        true
     }
 
     /// Whether the next round is one of the alternative's (blocks

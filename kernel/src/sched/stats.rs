@@ -211,6 +211,8 @@ fn host_stats() -> HostStats {
         parallelism: super::host_parallelism::in_force() as u64,
         parallelism_shown_by_rounds: super::host_parallelism::shown_by_rounds()
             .map_or(0, |cores| cores as u64),
+        looks_run: super::look_again::workload_looks().0,
+        looks_seen_milli: super::look_again::workload_looks().1,
         poll_slots: super::poll_slots::slots() as u64,
         steal_round_ns: costs.map_or(0, |c| c.steal_ns),
         steal_round_cores: costs.map_or(0, |c| c.steal_cores as u64),

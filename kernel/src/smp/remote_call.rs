@@ -71,12 +71,24 @@ pub fn run_on(target: usize, job: Job) -> Result<(), String> {
 /// Runs `job` on every core at once (this one included) and waits for all;
 /// the result names the first core that failed.
 pub fn run_everywhere(job: Job) -> Result<(), String> {
+    run_on_first(cores::count(), job)
+}
+
+/// Runs `job` at once on cores `0..n` (at most every core; this one among
+/// them when its index is below `n`) and waits for all; the result names
+/// the first core that failed.
+pub fn run_on_first(n: usize, job: Job) -> Result<(), String> {
     let me = percpu::current_index();
-    let pending: Vec<Pending> = (0..cores::count())
+    let n = n.min(cores::count());
+    let pending: Vec<Pending> = (0..n)
         .filter(|&c| c != me)
         .map(|c| spawn_on(c, job.clone()))
         .collect();
-    let mut first_error = run_job(&job, me).err().map(|e| format!("core {me}: {e}"));
+    let mut first_error = if me < n {
+        run_job(&job, me).err().map(|e| format!("core {me}: {e}"))
+    } else {
+        None
+    };
     for p in pending {
         let core = p.target;
         if let Err(e) = join(p) {

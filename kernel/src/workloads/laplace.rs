@@ -344,6 +344,10 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
     let mut splits = RoundSplits::new(iterations - alone);
     // The rounds on the caller alone are not pooled rounds.
     grids.take_longest_block_ticks();
+    // Where only the trial's reach keeps the plan, the rounds look again
+    // at the cores the host runs at once from time to time
+    // (`sched::look_again`).
+    let mut looks = crate::sched::round_plan::looks_for(plan, max_blocks, tsc::now());
     for iteration in alone..iterations {
         grids.set_iteration(iteration);
         let round_start = tsc::now();
@@ -358,6 +362,21 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
             crate::sched::round_plan::keep_trial(outcome);
             plan.chunks = outcome.kept;
             print_trial(outcome);
+        }
+        if let Some(schedule) = looks.as_mut()
+            && trial.can_start()
+            && schedule.due(now)
+        {
+            let pooled = iteration + 1 - alone;
+            let tried =
+                crate::sched::round_plan::look_for_more_cores(plan, max_blocks, pooled, schedule);
+            // A trial from here on, as one from the first round: the
+            // looks are over (the trial's own retrials follow).
+            if let Some(tried) = tried
+                && trial.start(tried)
+            {
+                looks = None;
+            }
         }
         if trial.chunks() != chunks_before {
             grids.set_blocks(trial.chunks());
