@@ -39,9 +39,11 @@ pub const LOOKS_FOR_REAL: TestCase = TestCase {
 };
 
 /// The first look is due after [`LOOK_SPACING`] windows of the workload's
-/// time, each later one [`LOOK_SPACING`] times what the last took after
-/// its end; so over a long workload whose looks take what they take, the
-/// looks' share of the time stays at most one part in `LOOK_SPACING + 1`.
+/// time, the second [`LOOK_SPACING`] times what the first took after its
+/// end, and each later gap twice the last; so over a long workload whose
+/// looks take what they take, the looks' share of the time stays at most
+/// one part in `LOOK_SPACING + 1`, and their number grows with the
+/// logarithm of its length.
 fn spaced_by_cost() -> TestResult {
     let mut schedule = LookSchedule::new(1_000, 10);
     let first = 1_000 + 10 * LOOK_SPACING;
@@ -54,6 +56,12 @@ fn spaced_by_cost() -> TestResult {
     ensure!(
         !schedule.due(next - 1) && schedule.due(next),
         "after a look of 50 ticks ending at 2050, the next is due at {next}: {schedule:?}"
+    );
+    schedule.looked(6_000, 6_050);
+    let doubled = 6_050 + 50 * 2 * LOOK_SPACING;
+    ensure!(
+        !schedule.due(doubled - 1) && schedule.due(doubled),
+        "the gap after a second look doubles: due at {doubled}: {schedule:?}"
     );
     // A workload of 10^7 ticks that looks whenever due, each look taking
     // 37 ticks and each round 5.
@@ -73,7 +81,11 @@ fn spaced_by_cost() -> TestResult {
         "looks took {looking} of {now} ticks: more than one part in {}",
         LOOK_SPACING + 1
     );
-    ensure!(looking > 0, "no look in {now} ticks");
+    let looks = looking / 37;
+    ensure!(
+        looks == 13,
+        "{looks} looks in {now} ticks: gaps of 64, 128, ... times 37 ticks after the first at 2368 make 13"
+    );
     Ok(())
 }
 

@@ -26,12 +26,17 @@
 //!
 //! What a look costs is the workload's time: the caller runs no round
 //! while it looks, and on a host that runs one core at a time the other
-//! core's part takes its host time too. The looks are spaced so that they
-//! take at most one part in [`LOOK_SPACING`] + 1 of the workload's time
-//! ([`LookSchedule`]): the next look is due after `LOOK_SPACING` times
-//! what the last one took (the first after that many windows). On one host
-//! core, where no look can see a second core, that bounds what they cost;
-//! a workload shorter than the spacing never looks.
+//! core's part takes its host time too. The looks are spaced by what they
+//! cost ([`LookSchedule`]): the first is due after [`LOOK_SPACING`]
+//! windows of the workload's rounds, the next after `LOOK_SPACING` times
+//! what the last one took, and each later gap twice the last (a look that
+//! widened the reach ends the looks: the trial takes over). So looks take
+//! at most one part in `LOOK_SPACING + 1` of the workload's time, and a
+//! long workload on a host that runs no more cores (one host core, where
+//! no look can see a second) pays for a number of looks that grows with
+//! the logarithm of its length, while one whose neighbour leaves is seen
+//! at most about as long after as the workload had run before. A workload
+//! shorter than the first gap never looks.
 
 use super::host_parallelism::{self, WindowLooks};
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -41,15 +46,18 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// that can pay for it ([`LOOK_SPACING`]).
 pub const LOOK_WINDOW_US: u64 = 2_000;
 
-/// The workload's time between two looks, in what the last look took
-/// (the first: in windows of [`LOOK_WINDOW_US`]): looks take at most one
-/// part in 65 of the workload (1.5%).
+/// The workload's time before its first look, in windows of
+/// [`LOOK_WINDOW_US`], and between its first and second, in what the
+/// first took; each later gap doubles: looks take at most one part in 65
+/// of the workload (1.5%), and less the longer it runs.
 pub const LOOK_SPACING: u64 = 64;
 
 /// When a workload's next look is due, in clock ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookSchedule {
     next_at_ticks: u64,
+    /// The next gap, in what the last look took.
+    spacing: u64,
 }
 
 impl LookSchedule {
@@ -59,6 +67,7 @@ impl LookSchedule {
     pub fn new(start_ticks: u64, window_ticks: u64) -> Self {
         Self {
             next_at_ticks: start_ticks.saturating_add(window_ticks.saturating_mul(LOOK_SPACING)),
+            spacing: LOOK_SPACING,
         }
     }
 
@@ -67,11 +76,13 @@ impl LookSchedule {
         now_ticks >= self.next_at_ticks
     }
 
-    /// A look ran from `begin_ticks` to `end_ticks`: the next is due
-    /// [`LOOK_SPACING`] times as long after its end.
+    /// A look ran from `begin_ticks` to `end_ticks`: the next is due the
+    /// spacing (from [`LOOK_SPACING`], doubling) times as long after its
+    /// end.
     pub fn looked(&mut self, begin_ticks: u64, end_ticks: u64) {
         let took = end_ticks.saturating_sub(begin_ticks);
-        self.next_at_ticks = end_ticks.saturating_add(took.saturating_mul(LOOK_SPACING));
+        self.next_at_ticks = end_ticks.saturating_add(took.saturating_mul(self.spacing));
+        self.spacing = self.spacing.saturating_mul(2);
     }
 }
 

@@ -101,9 +101,10 @@ pub fn alternative(
 
 /// Whether the reach alone stops a trial of `plan`: with no reach (every
 /// core) [`alternative`] would try one more chunk, within `reach` it
-/// tries none, and `trial=` is left to the kernel (`auto`). There the
-/// workload looks again at the cores the host runs at once
-/// (`look_again`), and a look that sees more widens the reach.
+/// tries none (so never with `trial=off`, which tries none anyway, nor
+/// with `trial=always`, which has no reach). There the workload looks
+/// again at the cores the host runs at once (`look_again`), and a look
+/// that sees more widens the reach.
 pub fn blocked_by_reach(
     plan: RoundPlan,
     max_chunks: usize,
@@ -111,8 +112,7 @@ pub fn blocked_by_reach(
     reach: usize,
     fixed: Fixed,
 ) -> bool {
-    fixed.trial == Trial::Auto
-        && alternative(plan, max_chunks, cores, usize::MAX, fixed).is_some()
+    alternative(plan, max_chunks, cores, usize::MAX, fixed).is_some()
         && alternative(plan, max_chunks, cores, reach, fixed).is_none()
 }
 
