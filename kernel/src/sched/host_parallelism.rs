@@ -60,7 +60,9 @@
 //!
 //! The reading is revised as the kernel runs, upwards only, by the
 //! workloads' own rounds: a round trial (`round_trial`) that kept one
-//! chunk more than the parallelism in force, where the window saw that
+//! chunk more than the parallelism in force, where the window (or a look
+//! a workload took again, `look_again`, in a window of its own on fewer
+//! cores: [`run_window`]) saw that
 //! many cores at once, ran its rounds faster on that many cores, and from
 //! then on that many are in force ([`show_by_rounds`]): as many idle cores may
 //! poll between the workload's rounds (the running plan already splits

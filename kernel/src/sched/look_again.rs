@@ -30,13 +30,21 @@
 //! cost ([`LookSchedule`]): the first is due after [`LOOK_SPACING`]
 //! windows of the workload's rounds, the next after `LOOK_SPACING` times
 //! what the last one took, and each later gap twice the last (a look that
-//! widened the reach ends the looks: the trial takes over). So looks take
-//! at most one part in `LOOK_SPACING + 1` of the workload's time, and a
-//! long workload on a host that runs no more cores (one host core, where
-//! no look can see a second) pays for a number of looks that grows with
-//! the logarithm of its length, while one whose neighbour leaves is seen
-//! at most about as long after as the workload had run before. A workload
-//! shorter than the first gap never looks.
+//! widened the reach ends the looks: the trial takes over). So every look
+//! after the first takes at most one part in `LOOK_SPACING + 1` of the
+//! time since the one before, and a long workload on a host that runs no
+//! more cores (one host core, where no look can see a second) pays for a
+//! number of looks that grows with the logarithm of its length, while one
+//! whose neighbour leaves is seen at most about as long after as the
+//! workload had run before. The first look's cost is not known before it
+//! runs, and is more than its window where the host runs fewer cores than
+//! it asks for: the caller waits for the last core to arrive and for
+//! every core to finish its chunk after the close. In `bench --host-cores
+//! 1,2` at 1df254b a look took 2.2-11.0 ms in all (2 ms of window;
+//! medians 5.6-8.2 ms on one host core, 2.4-6.1 with three cores asked of
+//! two), and the compute-heavy grids (1.4-2.7 s) looked 1-3 times, 0.25-0.79%
+//! of their time; a workload that ends just after its first look pays up to
+//! about 8%. A workload shorter than the first gap (128 ms) never looks.
 
 use super::host_parallelism::{self, WindowLooks};
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -48,8 +56,8 @@ pub const LOOK_WINDOW_US: u64 = 2_000;
 
 /// The workload's time before its first look, in windows of
 /// [`LOOK_WINDOW_US`], and between its first and second, in what the
-/// first took; each later gap doubles: looks take at most one part in 65
-/// of the workload (1.5%), and less the longer it runs.
+/// first took; each later gap doubles (the module docs say what that
+/// costs).
 pub const LOOK_SPACING: u64 = 64;
 
 /// When a workload's next look is due, in clock ticks.

@@ -25,7 +25,9 @@
 //! [`alternative`]: one more chunk than the plan, when the plan is the
 //! stealing pool's, no boot parameter fixed the chunks, and one more chunk
 //! stays within the cores, the work's rows and what the host may run at
-//! once: the parallelism in force, or the cores the boot's window saw
+//! once: the parallelism in force, or the cores the boot's window (or a
+//! later look, `look_again`, where the reach alone kept the plan: then a
+//! trial starts midway, [`RoundTrial::start`]) saw
 //! running at once where more (`HostParallelism::seen_milli`, rounded: each
 //! core of the window looked at the others' progress after each chunk; a count
 //! a neighbour pushed down, 1.485 on two host cores once, rounds to one

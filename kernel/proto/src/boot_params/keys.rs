@@ -143,7 +143,7 @@ impl Key {
                 "how many idle cores may poll their inbox at once before halting; default: the host parallelism"
             }
             Key::Trial => {
-                "whether a workload's first rounds time one more stealable chunk than its plan and keep the faster (again later, at doubling gaps, while the plan is kept): auto where the plan may have split too little (docs/design.md), always wherever one more chunk fits the cores and rows, off never"
+                "whether a workload's first rounds time one more stealable chunk than its plan and keep the faster (again later, at doubling gaps, while the plan is kept): auto where the plan may have split too little (docs/design.md; where only the cores seen at once keep one more chunk out, the workload looks again from time to time and a trial starts where a look sees more), always wherever one more chunk fits the cores and rows, off never"
             }
         }
     }
