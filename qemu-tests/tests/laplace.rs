@@ -80,8 +80,9 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
 /// vCPUs run at once: the boot's window sees one core, the plan runs one
 /// chunk, and only the round trial's reach keeps it there
 /// (`sched::look_again`). So the workload looks again once its rounds
-/// have run 64 windows' worth (128 ms; the debug kernel's 400 rounds take
-/// about a second), each look sees one core at once, as many `looked
+/// have run 64 windows' worth (128 ms; the debug kernel's 1000 rounds
+/// take about 2.5 s here, and a look needs 128 rounds left after it, so
+/// a host up to about 10x faster still looks), each look sees one core at once, as many `looked
 /// again` lines as `VIGIL-STATS` counts looks, and no trial runs. Fails
 /// where looks never run (0 looks counted with `looks_for` returning
 /// none), and where a look starts a trial. (A look counting any advance
@@ -90,7 +91,7 @@ fn laplace_at_4_cores_passes_with_the_host_checksum_verified() {
 /// that mutation too.)
 #[test]
 fn on_one_host_core_the_workload_looks_again_and_sees_one_core() {
-    let params = ["workload=laplace", "size=64", "iterations=400"];
+    let params = ["workload=laplace", "size=64", "iterations=1000"];
     let outcome = boot_with(RunConfig {
         smp: 2,
         timeout_s: Some(LAPLACE_TIMEOUT_S),

@@ -61,6 +61,8 @@ pub static ALL: &[TestCase] = &[
     look_again_tests::WHERE_THE_REACH_BLOCKS,
     look_again_tests::WIDENS_THE_REACH,
     look_again_tests::STARTS_A_TRIAL,
+    look_again_tests::WIDENED_REACH_RUNS_A_TRIAL,
+    look_again_tests::BETWEEN_ROUNDS,
     look_again_tests::LOOKS_FOR_REAL,
     round_plan_tests::CALIBRATION_PRICES_BEYOND_THE_WORK,
     round_plan_tests::CALIBRATION_WORK_FROM_THE_HANDOFF,

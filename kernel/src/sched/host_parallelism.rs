@@ -1,4 +1,6 @@
-//! How many of its cores the host runs at once, measured at boot.
+//! How many of its cores the host runs at once, measured at boot (and
+//! looked at again by workloads, `look_again`, in a window of this
+//! module's on fewer cores: [`run_window`]).
 //!
 //! Under an emulator or a hypervisor each vCPU is a host thread. When more
 //! vCPUs want to run than the host has cores for, the host deschedules some
@@ -388,6 +390,13 @@ impl WindowLooks {
 /// the others' after each ([`count_chunks`]), from when the last of them
 /// arrives until it sees the time is up.
 pub fn run_window(participants: usize, window_us: u64) -> WindowLooks {
+    // More participants than cores would never see the last one arrive:
+    // every core would wait for it with interrupts off.
+    assert!(
+        (1..=cores::count()).contains(&participants),
+        "a window on {participants} of {} cores",
+        cores::count()
+    );
     let count = participants;
     let arrived = Arc::new(AtomicUsize::new(0));
     let phase = Arc::new(AtomicU8::new(WAITING));

@@ -22,31 +22,37 @@
 //! A look cannot see more than ran: a core is seen beside another only
 //! when it finished one or two chunks between two of that core's looks,
 //! which one host core switching vCPUs (a time slice, tens of chunks)
-//! never shows.
+//! has not shown in any look so far (every look of 20 boots on one host
+//! core saw 1.000, results.md; the boot's window, before it counted only
+//! the looks within it, read up to 1.017 there).
 //!
 //! What a look costs is the workload's time: the caller runs no round
-//! while it looks, and on a host that runs one core at a time the other
-//! core's part takes its host time too. The looks are spaced by what they
-//! cost ([`LookSchedule`]): the first is due after [`LOOK_SPACING`]
-//! windows of the workload's rounds, the next after `LOOK_SPACING` times
-//! what the last one took, and each later gap twice the last (a look that
-//! widened the reach ends the looks: the trial takes over). So every look
-//! after the first takes at most one part in `LOOK_SPACING + 1` of the
-//! time since the one before, and a long workload on a host that runs no
-//! more cores (one host core, where no look can see a second) pays for a
-//! number of looks that grows with the logarithm of its length, while one
-//! whose neighbour leaves is seen at most about as long after as the
-//! workload had run before. The first look's cost is not known before it
-//! runs, and is more than its window where the host runs fewer cores than
-//! it asks for: the caller waits for the last core to arrive and for
-//! every core to finish its chunk after the close. In `bench --host-cores
-//! 1,2` at 1df254b a look took 2.2-11.0 ms in all (2 ms of window;
-//! medians 5.6-8.2 ms on one host core, 2.4-6.1 with three cores asked of
-//! two), and the compute-heavy grids (1.4-2.7 s) looked 1-3 times, 0.25-0.79%
-//! of their time; a workload that ends just after its first look pays up to
-//! about 8%. A workload shorter than the first gap (128 ms) never looks.
+//! while it looks, and on a host that runs fewer cores than a look asks
+//! for the look takes more than its window (the caller waits for the last
+//! core to arrive, and for every core to finish its chunk after the
+//! close). A look's cost is not known before it runs, so the schedule
+//! ([`LookSchedule`]) bounds what the looks before a look cost: the first
+//! is due after [`LOOK_SPACING`] windows of the workload's rounds (128
+//! ms), and each later one once the workload has run at least twice as
+//! long as when the last one ended and [`LOOK_SPACING`] + 1 times as long
+//! as all its looks so far took. So at the start of any look the looks
+//! before it took at most one part in 65 of the workload's time; the
+//! look itself comes on top. A long workload on a host that runs no more
+//! cores (one host core, where no look sees a second) pays for a number
+//! of looks that grows with the logarithm of its length, and one whose
+//! neighbour leaves is looked at again by the time it has run twice as
+//! long, or 65 times as long as its looks took where that is later (a
+//! first look of 8 ms at 128 ms: the second at 520 ms). In `bench
+//! --host-cores 1,2` at 1df254b (a spacing of 64 times the last look,
+//! doubling) a look took 2.2-11.0 ms in all (2 ms of window; medians
+//! 5.6-8.2 ms on one host core, 2.4-6.1 with three cores asked of two),
+//! and the compute-heavy grids (1.4-2.7 s) looked 1-3 times, 0.25-0.79%
+//! of their time; a workload that ends just after its first look pays up
+//! to about 8%. A workload shorter than the first gap never looks.
 
 use super::host_parallelism::{self, WindowLooks};
+use super::poll_slots;
+use super::round_trial::RoundTrial;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// How long a look's window lasts, µs: long against a chunk (a look every
@@ -55,17 +61,19 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub const LOOK_WINDOW_US: u64 = 2_000;
 
 /// The workload's time before its first look, in windows of
-/// [`LOOK_WINDOW_US`], and between its first and second, in what the
-/// first took; each later gap doubles (the module docs say what that
-/// costs).
+/// [`LOOK_WINDOW_US`]; and, plus one, how many times as long as all its
+/// looks took the workload must have run before each later one (the
+/// module docs say what that costs).
 pub const LOOK_SPACING: u64 = 64;
 
 /// When a workload's next look is due, in clock ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LookSchedule {
+    /// When the workload's rounds started.
+    start_ticks: u64,
     next_at_ticks: u64,
-    /// The next gap, in what the last look took.
-    spacing: u64,
+    /// What every look so far took, in all.
+    looking_ticks: u64,
 }
 
 impl LookSchedule {
@@ -74,8 +82,9 @@ impl LookSchedule {
     /// windows.
     pub fn new(start_ticks: u64, window_ticks: u64) -> Self {
         Self {
+            start_ticks,
             next_at_ticks: start_ticks.saturating_add(window_ticks.saturating_mul(LOOK_SPACING)),
-            spacing: LOOK_SPACING,
+            looking_ticks: 0,
         }
     }
 
@@ -84,14 +93,49 @@ impl LookSchedule {
         now_ticks >= self.next_at_ticks
     }
 
-    /// A look ran from `begin_ticks` to `end_ticks`: the next is due the
-    /// spacing (from [`LOOK_SPACING`], doubling) times as long after its
-    /// end.
+    /// A look ran from `begin_ticks` to `end_ticks`: the next is due once
+    /// the workload has run twice as long as at this look's end and
+    /// [`LOOK_SPACING`] + 1 times as long as its looks took in all.
     pub fn looked(&mut self, begin_ticks: u64, end_ticks: u64) {
-        let took = end_ticks.saturating_sub(begin_ticks);
-        self.next_at_ticks = end_ticks.saturating_add(took.saturating_mul(self.spacing));
-        self.spacing = self.spacing.saturating_mul(2);
+        self.looking_ticks = self
+            .looking_ticks
+            .saturating_add(end_ticks.saturating_sub(begin_ticks));
+        let ran = end_ticks.saturating_sub(self.start_ticks);
+        let after = ran
+            .saturating_mul(2)
+            .max(self.looking_ticks.saturating_mul(LOOK_SPACING + 1));
+        self.next_at_ticks = self.start_ticks.saturating_add(after);
     }
+
+    /// What every look so far took, in all, ticks.
+    pub fn looking_ticks(&self) -> u64 {
+        self.looking_ticks
+    }
+}
+
+/// Between two of a workload's rounds, at `now_ticks`: where its looks
+/// (`looks`, `None`: it takes none) have one due and a trial could start
+/// (`RoundTrial::can_start`), runs `look` (the workload's look, entered
+/// in the schedule, returning the chunk count a trial may now try, if
+/// any) and starts that trial with the next round; a trial started ends
+/// the looks (its own retrials follow). Returns whether one started.
+pub fn between_rounds(
+    looks: &mut Option<LookSchedule>,
+    trial: &mut RoundTrial,
+    now_ticks: u64,
+    look: impl FnOnce(&mut LookSchedule) -> Option<usize>,
+) -> bool {
+    let Some(schedule) = looks.as_mut() else {
+        return false;
+    };
+    if !trial.can_start() || !schedule.due(now_ticks) {
+        return false;
+    }
+    let started = look(schedule).is_some_and(|tried| trial.start(tried));
+    if started {
+        *looks = None;
+    }
+    started
 }
 
 /// The most cores a look saw at once, rounded (0: none looked). Relaxed,
@@ -105,9 +149,16 @@ static LOOKS_SEEN_MILLI: AtomicU64 = AtomicU64::new(0);
 
 /// A look on cores `0..participants` (from the workload's task, on one of
 /// them): a window of [`LOOK_WINDOW_US`]; what it saw at once, rounded,
-/// widens the reach ([`seen_by_looks`]).
+/// widens the reach ([`seen_by_looks`]). No idle core may start polling
+/// during it, as during the boot's measurement (`start.rs`): a polling
+/// vCPU outside the look would take host time from the cores it looks
+/// for (the slots are put back after; a core already polling keeps its
+/// slot until its poll ends).
 pub fn look(participants: usize) -> WindowLooks {
+    let slots = poll_slots::slots();
+    poll_slots::set(0);
     let looked = host_parallelism::run_window(participants, LOOK_WINDOW_US);
+    poll_slots::set(slots);
     let seen_milli = looked.seen_milli();
     SEEN_BY_LOOKS.fetch_max(
         host_parallelism::whole_cores(seen_milli, participants),

@@ -262,7 +262,7 @@ pub fn trial_for(plan: RoundPlan, max_chunks: usize, rounds_left: usize) -> Roun
 /// the parallelism in force and the cores seen at once: by the boot's
 /// window, or by a workload's look where more (`look_again`); none where
 /// `parallelism=` fixed it.
-fn trial_reach() -> usize {
+pub fn trial_reach() -> usize {
     let boot = (!super::host_parallelism::is_fixed())
         .then(super::host_parallelism::measured)
         .flatten()

@@ -1,6 +1,7 @@
 //! The round plan checked against the running workload: in its first
-//! rounds, and again later while the plan wins, a workload times its
-//! plan's chunk count against one more chunk, and keeps the faster.
+//! rounds (or from where a look widened its reach, `look_again`), and
+//! again later while the plan wins, a workload times its plan's chunk
+//! count against one more chunk, and keeps the faster.
 //!
 //! The plan ([`round_plan`](super::round_plan)) prices a split from what
 //! the boot measured: the host's parallelism `P`, rounded to a whole core,
@@ -63,9 +64,10 @@ const MIN_ROUNDS_PER_TRIAL: usize = 8;
 /// Rounds a workload must have left for a trial.
 pub const MIN_ROUNDS_LEFT: usize = MIN_ROUNDS_PER_TRIAL * 2 * TRIAL_ROUNDS_EACH;
 /// How many cores at once the trial may reach: the parallelism in force
-/// (`in_force`), or the cores the boot's window saw running at once
-/// (`seen`, `HostParallelism::seen_milli` rounded; `None` when `parallelism=`
-/// fixed the parallelism), if that is more.
+/// (`in_force`), or the cores seen running at once (`seen`, from
+/// [`seen_at_once`]: the boot window's `HostParallelism::seen_milli`
+/// rounded, or a look's where more; `None` when `parallelism=` fixed the
+/// parallelism), if that is more.
 pub fn reach(in_force: usize, seen: Option<usize>) -> usize {
     in_force.max(seen.unwrap_or(0))
 }
@@ -121,7 +123,7 @@ pub fn blocked_by_reach(
 /// The cores a finished trial showed the host runs at once, where that
 /// is more than the parallelism in force (`in_force`): the count it kept,
 /// when that is one more chunk than the plan's and within the reach
-/// ([`reach`]: where the boot's window saw that many cores at once). A
+/// ([`reach`]: where the boot's window, or a look, saw that many cores at once). A
 /// round split over one more core than the boot's rounded reading, and
 /// faster for it in the median of its rounds, ran on that many cores at
 /// once: the reading was low (two host cores read 1.485 once, and the
@@ -179,7 +181,8 @@ pub struct TrialOutcome {
 #[derive(Debug)]
 pub struct RoundTrial {
     planned: usize,
-    /// `None`: no trial; every round runs the plan's count.
+    /// `None`: no trial (yet: a look may start one, [`RoundTrial::start`]);
+    /// every round runs the plan's count.
     tried: Option<usize>,
     /// Rounds still to run (this one included), as known at the start.
     rounds_left: usize,

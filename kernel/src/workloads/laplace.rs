@@ -363,21 +363,10 @@ pub fn run(size: usize, iterations: usize) -> (LaplaceReport, RoundPlan) {
             plan.chunks = outcome.kept;
             print_trial(outcome);
         }
-        if let Some(schedule) = looks.as_mut()
-            && trial.can_start()
-            && schedule.due(now)
-        {
+        crate::sched::look_again::between_rounds(&mut looks, &mut trial, now, |schedule| {
             let pooled = iteration + 1 - alone;
-            let tried =
-                crate::sched::round_plan::look_for_more_cores(plan, max_blocks, pooled, schedule);
-            // A trial from here on, as one from the first round: the
-            // looks are over (the trial's own retrials follow).
-            if let Some(tried) = tried
-                && trial.start(tried)
-            {
-                looks = None;
-            }
-        }
+            crate::sched::round_plan::look_for_more_cores(plan, max_blocks, pooled, schedule)
+        });
         if trial.chunks() != chunks_before {
             grids.set_blocks(trial.chunks());
         }
