@@ -44,11 +44,14 @@
 //! long, or 65 times as long as its looks took where that is later (a
 //! first look of 8 ms at 128 ms: the second at 520 ms). In `bench
 //! --host-cores 1,2` at 1df254b (a spacing of 64 times the last look,
-//! doubling) a look took 2.2-11.0 ms in all (2 ms of window; medians
-//! 5.6-8.2 ms on one host core, 2.4-6.1 with three cores asked of two),
-//! and the compute-heavy grids (1.4-2.7 s) looked 1-3 times, 0.25-0.79%
-//! of their time; a workload that ends just after its first look pays up
-//! to about 8%. A workload shorter than the first gap never looks.
+//! doubling) a look took 2.1-11.1 ms in all (medians 5.8-8.1 ms on one
+//! host core, windows of 2.0 ms; 2.4-5.5 with three cores asked of two,
+//! windows of 2.0-5.9 ms), and the compute-heavy grids (1.35-4.38 s)
+//! looked 1-3 times, all of a boot's looks 0.24-0.79% of its time; a
+//! workload that ends just after its first look paid up to about 8%
+//! there, and in the Linux bench one look took 67 ms, 18.75% of an
+//! idle-poll boot, whose every vCPU spins. A workload shorter than the
+//! first gap never looks.
 
 use super::host_parallelism::{self, WindowLooks};
 use super::poll_slots;
