@@ -321,15 +321,8 @@ pub fn kept_milli(first_milli: u64, second_milli: Option<u64>) -> u64 {
 /// What one window counted.
 #[derive(Debug, Clone, Copy)]
 struct WindowCount {
-    /// Chunks every core did in the window.
-    chunks: u64,
-    /// The looks at the other cores' counts every core took within the
-    /// window (one after each chunk but those that ended after it).
-    looks: u64,
-    /// The cores those looks saw beside them, in all ([`counted_chunk`]).
-    cores_beside: u64,
-    /// The window's real length, ticks (the timekeeper's).
-    window_ticks: u64,
+    /// What the window's cores counted ([`run_window`]).
+    window: WindowLooks,
     /// The faster of the solo runs timed before and after it, ticks (each
     /// chunk of a run with its look, as in the window).
     solo_run_ticks: u64,
@@ -339,12 +332,16 @@ impl WindowCount {
     /// The cores the host ran at once, in thousandths, with a solo run
     /// taking `solo_run_ticks` ([`estimate_milli`]).
     fn milli(self, solo_run_ticks: u64) -> u64 {
-        estimate_milli(self.chunks, [solo_run_ticks; 2], self.window_ticks)
+        estimate_milli(
+            self.window.chunks,
+            [solo_run_ticks; 2],
+            self.window.window_ticks,
+        )
     }
 
     /// The cores its looks saw at once, in thousandths ([`seen_milli`]).
     fn seen_milli(self) -> u64 {
-        seen_milli(self.looks, self.cores_beside)
+        self.window.seen_milli()
     }
 }
 
@@ -357,10 +354,7 @@ fn count_window(count: usize) -> WindowCount {
     let window = run_window(count, WINDOW_US);
     let run_ticks_after = solo_run_ticks(count);
     WindowCount {
-        chunks: window.chunks,
-        looks: window.looks,
-        cores_beside: window.cores_beside,
-        window_ticks: window.window_ticks,
+        window,
         solo_run_ticks: run_ticks_before.min(run_ticks_after),
     }
 }
